@@ -1,0 +1,192 @@
+//! Symbolic differentiation. Derivatives are ordinary DAG nodes, memoized per
+//! `(node, variable)`, so a second derivative is the same call on the first, and shared
+//! subterms are differentiated once.
+//!
+//! Rules (`d` is the derivative of the operand, `self` the node itself):
+//!
+//! | node | derivative |
+//! |---|---|
+//! | `a + b`, `a - b`, `-a` | `da + db`, `da - db`, `-da` |
+//! | `a * b` | `da*b + a*db` |
+//! | `a / b` | `(da - self*db) / b` |
+//! | `a ^ n` (integer) | `n * a^(n-1) * da` |
+//! | `a ^ b` | `b * a^(b-1) * da + self * ln(a) * db` (the `ln` term vanishes for constant `b`) |
+//! | `sqrt a` | `da / (2 self)` (infinite at 0) |
+//! | `sin a`, `cos a`, `tan a` | `cos(a) da`, `-sin(a) da`, `(1 + self^2) da` |
+//! | `asin a`, `acos a` | `+- da / sqrt(1 - a^2)` |
+//! | `atan2(y, x)` | `(x dy - y dx) / (x^2 + y^2)` |
+//! | `exp a`, `ln a` | `self * da`, `da / a` |
+//! | `abs a`, `sign a` | `sign(a) da` (0 at 0), `0` |
+//! | `min(a, b)`, `max(a, b)` | `((da + db) -+ sign(a - b) (da - db)) / 2`: the derivative of the smaller (larger) side, the mean of both at a tie |
+//!
+//! Differentiation is iterative (an explicit stack), so arbitrarily deep expressions do
+//! not overflow the call stack.
+
+use crate::graph::{var_bit, ExprGraph};
+use crate::node::{Binary, ExprId, Node, Unary, VarId};
+
+impl ExprGraph {
+    /// `d(e)/d(v)`, as a node of this graph.
+    pub fn derivative(&mut self, e: ExprId, v: VarId) -> ExprId {
+        let bit = var_bit(v);
+        if self.var_mask(e) & bit == 0 {
+            return self.zero();
+        }
+        if let Some(&d) = self.deriv_memo.get(&(e, v)) {
+            return d;
+        }
+        let mut stack = vec![e];
+        while let Some(&n) = stack.last() {
+            if self.deriv_memo.contains_key(&(n, v)) {
+                stack.pop();
+                continue;
+            }
+            let mut pending = false;
+            for c in self.node(n).children() {
+                if self.var_mask(c) & bit != 0 && !self.deriv_memo.contains_key(&(c, v)) {
+                    stack.push(c);
+                    pending = true;
+                }
+            }
+            if pending {
+                continue;
+            }
+            let d = self.derivative_step(n, v);
+            self.deriv_memo.insert((n, v), d);
+            stack.pop();
+        }
+        self.deriv_memo.get(&(e, v)).copied().unwrap_or(self.zero())
+    }
+
+    /// The derivative of a child already computed (or provably zero).
+    fn known_derivative(&self, c: ExprId, v: VarId) -> ExprId {
+        if self.var_mask(c) & var_bit(v) == 0 {
+            return self.zero();
+        }
+        self.deriv_memo.get(&(c, v)).copied().unwrap_or(self.zero())
+    }
+
+    /// Applies the chain rule at node `n`, its children's derivatives being known.
+    fn derivative_step(&mut self, n: ExprId, v: VarId) -> ExprId {
+        match self.node(n) {
+            Node::Const(_) | Node::Param(_) => self.zero(),
+            Node::Var(w) => {
+                if w == v {
+                    self.one()
+                } else {
+                    self.zero()
+                }
+            }
+            Node::Powi(a, k) => {
+                let da = self.known_derivative(a, v);
+                let p = self.powi(a, k - 1);
+                let kp = self.scale(p, f64::from(k));
+                self.mul(kp, da)
+            }
+            Node::Unary(op, a) => {
+                let da = self.known_derivative(a, v);
+                if da == self.zero() {
+                    return da;
+                }
+                let factor = match op {
+                    Unary::Neg => return self.neg(da),
+                    Unary::Sqrt => {
+                        let two_self = self.scale(n, 2.0);
+                        return self.div(da, two_self);
+                    }
+                    Unary::Sin => self.cos(a),
+                    Unary::Cos => {
+                        let s = self.sin(a);
+                        self.neg(s)
+                    }
+                    Unary::Tan => {
+                        let sq = self.powi(n, 2);
+                        let one = self.one();
+                        self.add(one, sq)
+                    }
+                    Unary::Asin | Unary::Acos => {
+                        let one = self.one();
+                        let sq = self.powi(a, 2);
+                        let diff = self.sub(one, sq);
+                        let root = self.sqrt(diff);
+                        let q = self.div(da, root);
+                        return if op == Unary::Asin { q } else { self.neg(q) };
+                    }
+                    Unary::Exp => n,
+                    Unary::Ln => return self.div(da, a),
+                    Unary::Abs => self.sign(a),
+                    Unary::Sign => return self.zero(),
+                };
+                self.mul(factor, da)
+            }
+            Node::Binary(op, a, b) => {
+                let da = self.known_derivative(a, v);
+                let db = self.known_derivative(b, v);
+                match op {
+                    Binary::Add => self.add(da, db),
+                    Binary::Sub => self.sub(da, db),
+                    Binary::Mul => {
+                        let l = self.mul(da, b);
+                        let r = self.mul(a, db);
+                        self.add(l, r)
+                    }
+                    Binary::Div => {
+                        let t = self.mul(n, db);
+                        let num = self.sub(da, t);
+                        self.div(num, b)
+                    }
+                    Binary::Pow => {
+                        let one = self.one();
+                        let bm1 = self.sub(b, one);
+                        let p = self.pow(a, bm1);
+                        let bp = self.mul(b, p);
+                        let left = self.mul(bp, da);
+                        let right = if db == self.zero() {
+                            db
+                        } else {
+                            let l = self.ln(a);
+                            let sl = self.mul(n, l);
+                            self.mul(sl, db)
+                        };
+                        self.add(left, right)
+                    }
+                    Binary::Atan2 => {
+                        // a = y, b = x
+                        let x_dy = self.mul(b, da);
+                        let y_dx = self.mul(a, db);
+                        let num = self.sub(x_dy, y_dx);
+                        let xx = self.powi(b, 2);
+                        let yy = self.powi(a, 2);
+                        let den = self.add(xx, yy);
+                        self.div(num, den)
+                    }
+                    Binary::Min | Binary::Max => {
+                        let sum = self.add(da, db);
+                        let diff = self.sub(da, db);
+                        let gap = self.sub(a, b);
+                        let s = self.sign(gap);
+                        let sd = self.mul(s, diff);
+                        let num = if op == Binary::Min {
+                            self.sub(sum, sd)
+                        } else {
+                            self.add(sum, sd)
+                        };
+                        self.scale(num, 0.5)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The directional derivative `sum_k d(e)/d(x_k) * dir_k` along the direction given
+    /// as `(unknown, component)` pairs. Components are expressions (typically
+    /// parameters holding velocities), so the result can be differentiated again.
+    pub fn directional_derivative(&mut self, e: ExprId, direction: &[(VarId, ExprId)]) -> ExprId {
+        let mut terms = Vec::with_capacity(direction.len());
+        for &(v, component) in direction {
+            let d = self.derivative(e, v);
+            terms.push(self.mul(d, component));
+        }
+        self.sum(&terms)
+    }
+}

@@ -1,0 +1,507 @@
+//! The hash-consed arena: every node is created through a builder method that first
+//! simplifies, then looks the node up, so building the same expression twice yields the
+//! same [`ExprId`].
+//!
+//! Architecture invariant: a node's children have smaller ids than the node. Ascending
+//! id order is therefore a topological order, which the tape compiler and the reference
+//! evaluator rely on.
+//!
+//! Simplification rules (applied on construction, never afterwards):
+//! - constant folding of every operation whose operands are all constants;
+//! - identities `x+0`, `x-0`, `0-x = -x`, `x-x = 0`, `x*0 = 0`, `x*1`, `x*(-1) = -x`,
+//!   `x/1`, `0/x = 0`, `x/x = 1`, `--x = x`, `-(a-b) = b-a`, `x+(-y) = x-y`,
+//!   `x-(-y) = x+y`, `(-x)*y = -(x*y)`, `x*x = x^2`, `x+x = 2*x`, `c1*(c2*x) = (c1 c2) x`,
+//!   `(x^m)^n = x^(mn)`, `x^0 = 1`, `x^1 = x`, `sqrt(x^2) = |x|`, `| -x | = |x|`,
+//!   `cos(-x) = cos x`, `sin(-x) = -sin x`, `min(x,x) = x`, `max(x,x) = x`;
+//! - commutative operations store their operands in a canonical order (constant first,
+//!   then by id), so `a+b` and `b+a` are one node.
+//!
+//! `x*0 = 0`, `0/x = 0` and `x/x = 1` assume finite, non-zero operands where that matters;
+//! they are the usual algebra of symbolic systems and keep derivative trees small.
+
+use rustc_hash::FxHashMap;
+
+use crate::node::{powi, Binary, ExprId, Node, ParamId, Unary, VarId};
+
+/// The expression arena. See the module documentation for the simplification rules.
+#[derive(Debug, Clone)]
+pub struct ExprGraph {
+    nodes: Vec<Node>,
+    /// Per node: a 64-bit Bloom mask of the variables it depends on (`1 << (var % 64)`).
+    /// A clear bit proves independence, which lets differentiation skip whole subtrees.
+    var_masks: Vec<u64>,
+    lookup: FxHashMap<Node, ExprId>,
+    var_names: Vec<String>,
+    param_names: Vec<String>,
+    param_by_name: FxHashMap<String, ParamId>,
+    pub(crate) deriv_memo: FxHashMap<(ExprId, VarId), ExprId>,
+    zero: ExprId,
+    one: ExprId,
+}
+
+impl Default for ExprGraph {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[inline]
+pub(crate) fn var_bit(v: VarId) -> u64 {
+    1u64 << (v.0 % 64)
+}
+
+impl ExprGraph {
+    /// An empty graph (holding the constants 0 and 1).
+    pub fn new() -> Self {
+        let mut g = ExprGraph {
+            nodes: Vec::new(),
+            var_masks: Vec::new(),
+            lookup: FxHashMap::default(),
+            var_names: Vec::new(),
+            param_names: Vec::new(),
+            param_by_name: FxHashMap::default(),
+            deriv_memo: FxHashMap::default(),
+            zero: ExprId(0),
+            one: ExprId(0),
+        };
+        g.zero = g.intern(Node::Const(0.0f64.to_bits()));
+        g.one = g.intern(Node::Const(1.0f64.to_bits()));
+        g
+    }
+
+    /// Number of nodes stored (distinct subexpressions, including leaves).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Number of unknowns created so far.
+    pub fn var_count(&self) -> usize {
+        self.var_names.len()
+    }
+
+    /// Number of parameters created so far.
+    pub fn param_count(&self) -> usize {
+        self.param_names.len()
+    }
+
+    /// The node behind an id.
+    ///
+    /// Ids from another graph are a caller error; an out-of-range id reads as the
+    /// constant 0 rather than panicking.
+    pub fn node(&self, e: ExprId) -> Node {
+        self.nodes
+            .get(e.index())
+            .copied()
+            .unwrap_or(Node::Const(0.0f64.to_bits()))
+    }
+
+    /// The constant value of `e`, if it is a constant.
+    pub fn as_const(&self, e: ExprId) -> Option<f64> {
+        self.node(e).as_const()
+    }
+
+    pub(crate) fn var_mask(&self, e: ExprId) -> u64 {
+        self.var_masks.get(e.index()).copied().unwrap_or(0)
+    }
+
+    /// Name given to an unknown at creation.
+    pub fn var_name(&self, v: VarId) -> &str {
+        self.var_names.get(v.index()).map_or("?", String::as_str)
+    }
+
+    /// Name of a parameter.
+    pub fn param_name(&self, p: ParamId) -> &str {
+        self.param_names.get(p.index()).map_or("?", String::as_str)
+    }
+
+    /// The parameter with this name, if one was created.
+    pub fn find_param(&self, name: &str) -> Option<ParamId> {
+        self.param_by_name.get(name).copied()
+    }
+
+    fn intern(&mut self, node: Node) -> ExprId {
+        if let Some(&id) = self.lookup.get(&node) {
+            return id;
+        }
+        let mask = match node {
+            Node::Var(v) => var_bit(v),
+            _ => node.children().fold(0, |m, c| m | self.var_mask(c)),
+        };
+        let id = ExprId(self.nodes.len() as u32);
+        self.nodes.push(node);
+        self.var_masks.push(mask);
+        self.lookup.insert(node, id);
+        id
+    }
+
+    // ----- leaves -----
+
+    /// The constant `value`.
+    pub fn constant(&mut self, value: f64) -> ExprId {
+        self.intern(Node::Const(value.to_bits()))
+    }
+
+    /// The constant 0.
+    pub fn zero(&self) -> ExprId {
+        self.zero
+    }
+
+    /// The constant 1.
+    pub fn one(&self) -> ExprId {
+        self.one
+    }
+
+    /// Creates a new unknown. Names are for display only and need not be unique.
+    pub fn new_var(&mut self, name: impl Into<String>) -> VarId {
+        let v = VarId(self.var_names.len() as u32);
+        self.var_names.push(name.into());
+        v
+    }
+
+    /// The expression for unknown `v`.
+    pub fn var(&mut self, v: VarId) -> ExprId {
+        self.intern(Node::Var(v))
+    }
+
+    /// Creates a parameter, or returns the existing one of that name.
+    pub fn new_param(&mut self, name: impl Into<String>) -> ParamId {
+        let name = name.into();
+        if let Some(&p) = self.param_by_name.get(&name) {
+            return p;
+        }
+        let p = ParamId(self.param_names.len() as u32);
+        self.param_names.push(name.clone());
+        self.param_by_name.insert(name, p);
+        p
+    }
+
+    /// The expression for parameter `p`.
+    pub fn param(&mut self, p: ParamId) -> ExprId {
+        self.intern(Node::Param(p))
+    }
+
+    // ----- arithmetic -----
+
+    fn is(&self, e: ExprId, value: f64) -> bool {
+        self.as_const(e) == Some(value)
+    }
+
+    fn neg_inner(&self, e: ExprId) -> Option<ExprId> {
+        match self.node(e) {
+            Node::Unary(Unary::Neg, x) => Some(x),
+            _ => None,
+        }
+    }
+
+    /// Canonical operand order for commutative operations: constants first, then by id.
+    fn ordered(&self, a: ExprId, b: ExprId) -> (ExprId, ExprId) {
+        let (ca, cb) = (self.as_const(a).is_some(), self.as_const(b).is_some());
+        if (cb && !ca) || (ca == cb && b < a) {
+            (b, a)
+        } else {
+            (a, b)
+        }
+    }
+
+    /// `a + b`
+    pub fn add(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        if let (Some(x), Some(y)) = (self.as_const(a), self.as_const(b)) {
+            return self.constant(x + y);
+        }
+        if self.is(a, 0.0) {
+            return b;
+        }
+        if self.is(b, 0.0) {
+            return a;
+        }
+        if let Some(y) = self.neg_inner(b) {
+            return self.sub(a, y);
+        }
+        if let Some(x) = self.neg_inner(a) {
+            return self.sub(b, x);
+        }
+        if a == b {
+            let two = self.constant(2.0);
+            return self.mul(two, a);
+        }
+        let (a, b) = self.ordered(a, b);
+        self.intern(Node::Binary(Binary::Add, a, b))
+    }
+
+    /// `a - b`
+    pub fn sub(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        if let (Some(x), Some(y)) = (self.as_const(a), self.as_const(b)) {
+            return self.constant(x - y);
+        }
+        if a == b {
+            return self.zero;
+        }
+        if self.is(b, 0.0) {
+            return a;
+        }
+        if self.is(a, 0.0) {
+            return self.neg(b);
+        }
+        if let Some(y) = self.neg_inner(b) {
+            return self.add(a, y);
+        }
+        self.intern(Node::Binary(Binary::Sub, a, b))
+    }
+
+    /// `a * b`
+    pub fn mul(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        let (a, b) = self.ordered(a, b);
+        if let Some(x) = self.as_const(a) {
+            if let Some(y) = self.as_const(b) {
+                return self.constant(x * y);
+            }
+            if x == 0.0 {
+                return self.zero;
+            }
+            if x == 1.0 {
+                return b;
+            }
+            if x == -1.0 {
+                return self.neg(b);
+            }
+            // c1 * (c2 * x) = (c1 c2) * x
+            if let Node::Binary(Binary::Mul, c, rest) = self.node(b) {
+                if let Some(y) = self.as_const(c) {
+                    let cy = self.constant(x * y);
+                    return self.mul(cy, rest);
+                }
+            }
+        }
+        match (self.neg_inner(a), self.neg_inner(b)) {
+            (Some(x), Some(y)) => return self.mul(x, y),
+            (Some(x), None) => {
+                let m = self.mul(x, b);
+                return self.neg(m);
+            }
+            (None, Some(y)) => {
+                let m = self.mul(a, y);
+                return self.neg(m);
+            }
+            (None, None) => {}
+        }
+        if a == b {
+            return self.powi(a, 2);
+        }
+        self.intern(Node::Binary(Binary::Mul, a, b))
+    }
+
+    /// `a / b`
+    pub fn div(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        if let (Some(x), Some(y)) = (self.as_const(a), self.as_const(b)) {
+            return self.constant(x / y);
+        }
+        if self.is(b, 1.0) {
+            return a;
+        }
+        if self.is(b, -1.0) {
+            return self.neg(a);
+        }
+        if self.is(a, 0.0) {
+            return self.zero;
+        }
+        if a == b {
+            return self.one;
+        }
+        if let Some(x) = self.neg_inner(a) {
+            let d = self.div(x, b);
+            return self.neg(d);
+        }
+        if let Some(y) = self.neg_inner(b) {
+            let d = self.div(a, y);
+            return self.neg(d);
+        }
+        self.intern(Node::Binary(Binary::Div, a, b))
+    }
+
+    /// `-a`
+    pub fn neg(&mut self, a: ExprId) -> ExprId {
+        match self.node(a) {
+            Node::Const(bits) => self.constant(-f64::from_bits(bits)),
+            Node::Unary(Unary::Neg, x) => x,
+            Node::Binary(Binary::Sub, x, y) => self.sub(y, x),
+            _ => self.intern(Node::Unary(Unary::Neg, a)),
+        }
+    }
+
+    /// `a ^ n` for an integer `n`.
+    pub fn powi(&mut self, a: ExprId, n: i32) -> ExprId {
+        if n == 0 {
+            return self.one;
+        }
+        if n == 1 {
+            return a;
+        }
+        match self.node(a) {
+            Node::Const(bits) => return self.constant(powi(f64::from_bits(bits), n)),
+            Node::Powi(x, m) => {
+                if let Some(mn) = m.checked_mul(n) {
+                    return self.powi(x, mn);
+                }
+            }
+            Node::Unary(Unary::Neg, x) if n % 2 == 0 => return self.powi(x, n),
+            _ => {}
+        }
+        self.intern(Node::Powi(a, n))
+    }
+
+    /// `a ^ b`; a constant integer exponent becomes [`powi`](Self::powi), `0.5` a
+    /// square root.
+    pub fn pow(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        if let Some(y) = self.as_const(b) {
+            if y.fract() == 0.0 && y.abs() <= 1024.0 {
+                return self.powi(a, y as i32);
+            }
+            if y == 0.5 {
+                return self.sqrt(a);
+            }
+            if let Some(x) = self.as_const(a) {
+                return self.constant(x.powf(y));
+            }
+        }
+        self.intern(Node::Binary(Binary::Pow, a, b))
+    }
+
+    /// Applies a one-argument operation (with folding and the module's rules).
+    pub fn unary(&mut self, op: Unary, a: ExprId) -> ExprId {
+        let node = self.node(a);
+        if let Some(x) = node.as_const() {
+            return self.constant(op.apply(x));
+        }
+        match (op, node) {
+            (Unary::Neg, _) => return self.neg(a),
+            (Unary::Sqrt, Node::Powi(x, 2)) => return self.unary(Unary::Abs, x),
+            (Unary::Abs, Node::Unary(Unary::Neg | Unary::Abs, x)) => {
+                return self.unary(Unary::Abs, x)
+            }
+            (Unary::Abs, Node::Powi(_, n)) if n % 2 == 0 => return a,
+            (Unary::Cos, Node::Unary(Unary::Neg, x)) => return self.unary(Unary::Cos, x),
+            (Unary::Sin | Unary::Tan | Unary::Asin, Node::Unary(Unary::Neg, x)) => {
+                let inner = self.unary(op, x);
+                return self.neg(inner);
+            }
+            (Unary::Sign, Node::Unary(Unary::Sign, _)) => return a,
+            _ => {}
+        }
+        self.intern(Node::Unary(op, a))
+    }
+
+    /// Applies a two-argument operation (with folding and the module's rules).
+    pub fn binary(&mut self, op: Binary, a: ExprId, b: ExprId) -> ExprId {
+        match op {
+            Binary::Add => self.add(a, b),
+            Binary::Sub => self.sub(a, b),
+            Binary::Mul => self.mul(a, b),
+            Binary::Div => self.div(a, b),
+            Binary::Pow => self.pow(a, b),
+            Binary::Atan2 | Binary::Min | Binary::Max => {
+                if let (Some(x), Some(y)) = (self.as_const(a), self.as_const(b)) {
+                    return self.constant(op.apply(x, y));
+                }
+                if a == b && op != Binary::Atan2 {
+                    return a;
+                }
+                let (a, b) = if op.is_commutative() {
+                    self.ordered(a, b)
+                } else {
+                    (a, b)
+                };
+                self.intern(Node::Binary(op, a, b))
+            }
+        }
+    }
+
+    /// `sqrt(a)`
+    pub fn sqrt(&mut self, a: ExprId) -> ExprId {
+        self.unary(Unary::Sqrt, a)
+    }
+    /// `sin(a)` (radians)
+    pub fn sin(&mut self, a: ExprId) -> ExprId {
+        self.unary(Unary::Sin, a)
+    }
+    /// `cos(a)` (radians)
+    pub fn cos(&mut self, a: ExprId) -> ExprId {
+        self.unary(Unary::Cos, a)
+    }
+    /// `tan(a)` (radians)
+    pub fn tan(&mut self, a: ExprId) -> ExprId {
+        self.unary(Unary::Tan, a)
+    }
+    /// `asin(a)` (radians)
+    pub fn asin(&mut self, a: ExprId) -> ExprId {
+        self.unary(Unary::Asin, a)
+    }
+    /// `acos(a)` (radians)
+    pub fn acos(&mut self, a: ExprId) -> ExprId {
+        self.unary(Unary::Acos, a)
+    }
+    /// `exp(a)`
+    pub fn exp(&mut self, a: ExprId) -> ExprId {
+        self.unary(Unary::Exp, a)
+    }
+    /// `ln(a)`
+    pub fn ln(&mut self, a: ExprId) -> ExprId {
+        self.unary(Unary::Ln, a)
+    }
+    /// `|a|`
+    pub fn abs(&mut self, a: ExprId) -> ExprId {
+        self.unary(Unary::Abs, a)
+    }
+    /// `sign(a)`
+    pub fn sign(&mut self, a: ExprId) -> ExprId {
+        self.unary(Unary::Sign, a)
+    }
+    /// `atan2(y, x)` (radians)
+    pub fn atan2(&mut self, y: ExprId, x: ExprId) -> ExprId {
+        self.binary(Binary::Atan2, y, x)
+    }
+    /// `min(a, b)`
+    pub fn min(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.binary(Binary::Min, a, b)
+    }
+    /// `max(a, b)`
+    pub fn max(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.binary(Binary::Max, a, b)
+    }
+
+    /// Sum of all terms (0 for none).
+    pub fn sum(&mut self, terms: &[ExprId]) -> ExprId {
+        terms.iter().fold(self.zero, |acc, &t| self.add(acc, t))
+    }
+
+    /// `a * k` for a constant `k`.
+    pub fn scale(&mut self, a: ExprId, k: f64) -> ExprId {
+        let c = self.constant(k);
+        self.mul(c, a)
+    }
+
+    /// Dot product of two equally long vectors of expressions (extra entries of the
+    /// longer one are ignored).
+    pub fn dot(&mut self, a: &[ExprId], b: &[ExprId]) -> ExprId {
+        let terms: Vec<ExprId> = a.iter().zip(b).map(|(&x, &y)| self.mul(x, y)).collect();
+        self.sum(&terms)
+    }
+
+    /// Sorted, de-duplicated unknowns that `e` depends on (exact, by traversal).
+    pub fn vars_of(&self, e: ExprId) -> Vec<VarId> {
+        let mut out = Vec::new();
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut stack = vec![e];
+        while let Some(n) = stack.pop() {
+            if self.var_mask(n) == 0 || !seen.insert(n) {
+                continue;
+            }
+            match self.node(n) {
+                Node::Var(v) => out.push(v),
+                node => stack.extend(node.children()),
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}

@@ -1,0 +1,169 @@
+//! The compiled tape against reference evaluation of the graph.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{arb_expr, assembly_shaped, build};
+use proptest::prelude::*;
+use tenon_expr::{ExprError, ExprGraph, ExprId, VarId};
+
+fn rel_close(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= 1e-14 * a.abs().max(b.abs()) || (a.is_nan() && b.is_nan())
+}
+
+/// Compiles `outputs`, evaluates the tape and the graph directly, and compares both
+/// residuals and Jacobian entries.
+fn tape_equals_tree(
+    g: &mut ExprGraph,
+    outputs: &[ExprId],
+    columns: &[VarId],
+    x: &[f64],
+    p: &[f64],
+) {
+    let tape = g.compile(outputs, columns).unwrap();
+    let mut ws = tape.workspace();
+    let mut r = vec![0.0; outputs.len()];
+    let mut jac = vec![0.0; tape.pattern().nnz()];
+    tape.eval(&mut ws, x, p, &mut r, &mut jac).unwrap();
+    let tree = g.evaluate(outputs, x, p).unwrap();
+    for (k, (a, b)) in r.iter().zip(&tree).enumerate() {
+        assert!(rel_close(*a, *b), "output {k}: tape {a} tree {b}");
+    }
+    let mut r2 = vec![0.0; outputs.len()];
+    tape.eval_residuals(&mut ws, x, p, &mut r2).unwrap();
+    assert_eq!(
+        r.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        r2.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+    // Every pattern entry against the derivative evaluated from the graph, and every
+    // entry left out of the pattern is zero.
+    let pattern = tape.pattern().clone();
+    let mut k = 0;
+    for (row, &out) in outputs.iter().enumerate() {
+        let in_row = pattern.row(row);
+        for (col, &v) in columns.iter().enumerate() {
+            let d = g.derivative(out, v);
+            let want = g.evaluate(&[d], x, p).unwrap()[0];
+            if in_row.contains(&(col as u32)) {
+                assert!(
+                    rel_close(jac[k], want),
+                    "J[{row},{col}]: tape {} tree {want}",
+                    jac[k]
+                );
+                k += 1;
+            } else {
+                assert_eq!(
+                    g.as_const(d),
+                    Some(0.0),
+                    "J[{row},{col}] left out but not zero"
+                );
+            }
+        }
+    }
+    assert_eq!(k, jac.len());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn tape_evaluation_equals_tree_evaluation(
+        exprs in prop::collection::vec(arb_expr(4), 1..6),
+        x in prop::array::uniform4(-2.0f64..2.0),
+        columns_mask in 1u8..16,
+    ) {
+        let mut g = ExprGraph::new();
+        let vars: Vec<VarId> = (0..4).map(|k| g.new_var(format!("x{k}"))).collect();
+        let outputs: Vec<ExprId> = exprs.iter().map(|e| build(e, &mut g, &vars)).collect();
+        // A random subset of the unknowns are columns; the rest are read as known values.
+        let columns: Vec<VarId> = vars.iter().enumerate().filter(|(k, _)| columns_mask & (1 << k) != 0).map(|(_, &v)| v).collect();
+        tape_equals_tree(&mut g, &outputs, &columns, &x, &[]);
+    }
+}
+
+#[test]
+fn assembly_shaped_system_tape_equals_tree() {
+    let mut s = assembly_shaped(20);
+    let columns = s.columns.clone();
+    tape_equals_tree(&mut s.graph, &s.outputs, &columns, &s.values, &[]);
+    let tape = s.graph.compile(&s.outputs, &s.columns).unwrap();
+    // 3 point rows of 10 unknowns and 2 axis rows of 8 quaternion unknowns per group.
+    assert_eq!(tape.pattern().nnz(), 20 * (3 * 10 + 2 * 8));
+    assert_eq!(tape.pattern().rows(), 100);
+    assert_eq!(tape.pattern().columns(), 21 * 7);
+}
+
+#[test]
+fn parameters_change_without_recompiling() {
+    let mut g = ExprGraph::new();
+    let v = g.new_var("x");
+    let p = g.new_param("L");
+    let (x, l) = (g.var(v), g.param(p));
+    let xx = g.powi(x, 2);
+    let ll = g.powi(l, 2);
+    let e = g.sub(xx, ll);
+    let tape = g.compile(&[e], &[v]).unwrap();
+    let mut ws = tape.workspace();
+    let (mut r, mut j) = ([0.0], [0.0]);
+    for (xv, lv) in [(3.0, 2.0), (3.0, 3.0), (1.5, 0.5)] {
+        tape.eval(&mut ws, &[xv], &[lv], &mut r, &mut j).unwrap();
+        assert_eq!(r[0], xv * xv - lv * lv);
+        assert_eq!(j[0], 2.0 * xv);
+    }
+}
+
+#[test]
+fn wrong_buffer_lengths_are_errors_not_panics() {
+    let mut g = ExprGraph::new();
+    let v = g.new_var("x");
+    let w = g.new_var("y");
+    let (x, y) = (g.var(v), g.var(w));
+    let e = g.mul(x, y);
+    let tape = g.compile(&[e], &[v, w]).unwrap();
+    let mut ws = tape.workspace();
+    let mut r = [0.0];
+    let mut j = [0.0; 2];
+    assert!(matches!(
+        tape.eval(&mut ws, &[1.0], &[], &mut r, &mut j),
+        Err(ExprError::Length {
+            what: "unknowns",
+            ..
+        })
+    ));
+    assert!(matches!(
+        tape.eval(&mut ws, &[1.0, 2.0], &[], &mut [], &mut j),
+        Err(ExprError::Length {
+            what: "residuals",
+            ..
+        })
+    ));
+    assert!(matches!(
+        tape.eval(&mut ws, &[1.0, 2.0], &[], &mut r, &mut [0.0; 3]),
+        Err(ExprError::Length { .. })
+    ));
+    assert!(matches!(
+        g.compile(&[e], &[v, v]),
+        Err(ExprError::DuplicateColumn(_))
+    ));
+    tape.eval(&mut ws, &[1.0, 2.0], &[], &mut r, &mut j)
+        .unwrap();
+    assert_eq!((r, j), ([2.0], [2.0, 1.0]));
+}
+
+#[test]
+fn structural_zeros_are_left_out_of_the_pattern() {
+    let mut g = ExprGraph::new();
+    let vs: Vec<VarId> = (0..3).map(|k| g.new_var(format!("x{k}"))).collect();
+    let xs: Vec<ExprId> = vs.iter().map(|&v| g.var(v)).collect();
+    // r0 = x0 + x2 - x2 (x2 cancels), r1 = x1 * 0 + 5, r2 = x0 * x1
+    let a = g.add(xs[0], xs[2]);
+    let r0 = g.sub(a, xs[2]);
+    let zero = g.zero();
+    let m = g.mul(xs[1], zero);
+    let five = g.constant(5.0);
+    let r1 = g.add(m, five);
+    let r2 = g.mul(xs[0], xs[1]);
+    let tape = g.compile(&[r0, r1, r2], &vs).unwrap();
+    let entries: Vec<(usize, usize)> = tape.pattern().entries().collect();
+    assert_eq!(entries, vec![(0, 0), (2, 0), (2, 1)]);
+}
