@@ -10,7 +10,8 @@
 //! - constant folding of every operation whose operands are all constants;
 //! - identities `x+0`, `x-0`, `0-x = -x`, `x-x = 0`, `x*0 = 0`, `x*1`, `x*(-1) = -x`,
 //!   `x/1`, `0/x = 0`, `x/x = 1`, `--x = x`, `-(a-b) = b-a`, `x+(-y) = x-y`,
-//!   `x-(-y) = x+y`, `(-x)*y = -(x*y)`, `x*x = x^2`, `x+x = 2*x`, `c1*(c2*x) = (c1 c2) x`,
+//!   `x-(-y) = x+y`, `(-x)-y = -(x+y)`, `(-x)*y = -(x*y)`, `(-c)*x = -(c*x)` for a
+//!   constant `c > 0` (constant factors stay positive), `x*x = x^2`, `x+x = 2*x`, `c1*(c2*x) = (c1 c2) x`,
 //!   `(x^m)^n = x^(mn)`, `x^0 = 1`, `x^1 = x`, `sqrt(x^2) = |x|`, `| -x | = |x|`,
 //!   `cos(-x) = cos x`, `sin(-x) = -sin x`, `min(x,x) = x`, `max(x,x) = x`;
 //! - commutative operations store their operands in a canonical order (constant first,
@@ -44,6 +45,10 @@ impl Default for ExprGraph {
         Self::new()
     }
 }
+
+/// Largest integer exponent kept as `powi`; larger ones are `pow` with a constant
+/// exponent (their results overflow or underflow anyway).
+pub(crate) const MAX_POWI: i32 = 1024;
 
 #[inline]
 pub(crate) fn var_bit(v: VarId) -> u64 {
@@ -245,6 +250,11 @@ impl ExprGraph {
         if let Some(y) = self.neg_inner(b) {
             return self.add(a, y);
         }
+        if let Some(x) = self.neg_inner(a) {
+            // -x - b = -(x + b)
+            let s = self.add(x, b);
+            return self.neg(s);
+        }
         self.intern(Node::Binary(Binary::Sub, a, b))
     }
 
@@ -261,8 +271,12 @@ impl ExprGraph {
             if x == 1.0 {
                 return b;
             }
-            if x == -1.0 {
-                return self.neg(b);
+            if x < 0.0 {
+                // Constant factors are kept positive; the sign becomes a negation, which
+                // sums absorb (`a + (-b) = a - b`).
+                let pos = self.constant(-x);
+                let m = self.mul(pos, b);
+                return self.neg(m);
             }
             // c1 * (c2 * x) = (c1 c2) * x
             if let Node::Binary(Binary::Mul, c, rest) = self.node(b) {
@@ -339,12 +353,16 @@ impl ExprGraph {
         match self.node(a) {
             Node::Const(bits) => return self.constant(powi(f64::from_bits(bits), n)),
             Node::Powi(x, m) => {
-                if let Some(mn) = m.checked_mul(n) {
+                if let Some(mn) = m.checked_mul(n).filter(|mn| mn.abs() <= MAX_POWI) {
                     return self.powi(x, mn);
                 }
             }
             Node::Unary(Unary::Neg, x) if n % 2 == 0 => return self.powi(x, n),
             _ => {}
+        }
+        if n.abs() > MAX_POWI {
+            let e = self.constant(f64::from(n));
+            return self.intern(Node::Binary(Binary::Pow, a, e));
         }
         self.intern(Node::Powi(a, n))
     }
@@ -353,7 +371,7 @@ impl ExprGraph {
     /// square root.
     pub fn pow(&mut self, a: ExprId, b: ExprId) -> ExprId {
         if let Some(y) = self.as_const(b) {
-            if y.fract() == 0.0 && y.abs() <= 1024.0 {
+            if y.fract() == 0.0 && y.abs() <= f64::from(MAX_POWI) {
                 return self.powi(a, y as i32);
             }
             if y == 0.5 {

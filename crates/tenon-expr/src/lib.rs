@@ -33,12 +33,13 @@
 //! ```
 //!
 //! Module map: `node` (ids, operations and their scalar semantics), `graph` (arena,
-//! hash-consing, simplification), `deriv` (symbolic differentiation), `tape`
-//! (compilation and evaluation), `eval` (reference evaluation, display), `parse`
+//! hash-consing, simplification), `deriv` (symbolic differentiation), `compile`
+//! (symbolic Jacobian, scheduling, slot allocation), `tape` (streams and evaluation), `eval` (reference evaluation, display), `parse`
 //! (expression strings).
 
 #![warn(missing_docs)]
 
+mod compile;
 mod deriv;
 mod error;
 mod eval;
@@ -51,4 +52,4 @@ pub use error::{ExprError, ParseError};
 pub use graph::ExprGraph;
 pub use node::{Binary, Children, ExprId, Node, ParamId, Unary, VarId};
 pub use parse::{parse, parse_into, AngleUnit, ParseOptions, ParsedExpr, MAX_NESTING};
-pub use tape::{JacobianPattern, Tape, TapeWorkspace};
+pub use tape::{JacobianPattern, Tape, TapeOutput, TapeWorkspace};

@@ -1,47 +1,235 @@
-//! Compilation of outputs and their sparse Jacobian into one instruction tape.
+//! The compiled form of a system and its evaluation.
 //!
-//! Symbolic work happens once, in [`ExprGraph::compile`]: the Jacobian's non-zero pattern
-//! is found (entries that simplify to the constant 0 are structural zeros and left out),
-//! every node needed is given a slot, and nodes become instructions in ascending id order
-//! (a topological order). Numeric work is [`Tape::eval`]: load unknowns and parameters,
-//! run the instructions, gather outputs; it writes only into buffers the caller owns and
-//! allocates nothing.
+//! A [`Tape`] holds two instruction streams built by [`ExprGraph::compile`]
+//! (see `compile.rs`): one for the outputs alone and one for outputs and Jacobian
+//! together. Each stream is a register program over a small set of reusable slots:
+//! instructions load unknowns, parameters and constants when first needed, compute, and
+//! store finished outputs and Jacobian entries straight into the caller's buffers, in
+//! order. Because instructions follow the rows (a residual, then its Jacobian entries,
+//! then the next row) and a slot is reused once its value's last reader has run, the
+//! working set stays in cache however large the system is. Evaluation writes only into
+//! buffers the caller owns and allocates nothing.
 //!
-//! Slot layout: `[unknowns used | parameters used | constants | instruction results]`.
-//! Instructions needed by the outputs come first, so [`Tape::eval_residuals`] runs a
-//! prefix of the tape and skips the Jacobian.
-
-use rustc_hash::{FxHashMap, FxHashSet};
+//! Architecture invariant: streams are only made by the compiler, which checks that every
+//! slot, unknown, parameter and constant index an instruction uses is in range for the
+//! workspace and buffers that [`Tape::eval`] has checked; evaluation therefore cannot go
+//! out of bounds.
 
 use crate::error::ExprError;
-use crate::graph::ExprGraph;
-use crate::node::{Binary, ExprId, Node, Unary, VarId};
+use crate::node::{powi, Binary, Unary};
 
-/// One tape instruction; the result goes to the slot after the previous instruction's.
-/// Operands are slot indices.
+/// A slot index type and the slot memory it addresses: `u16` indices into a fixed
+/// array of 65,536 slots (so indexing needs no bounds check and instructions are
+/// compact), or `u32` indices into a slice for the rare stream with more slots.
+pub(crate) trait SlotIndex: Copy + std::fmt::Debug {
+    /// Slot memory addressed by this index type.
+    type Memory: ?Sized;
+    fn from_u32(x: u32) -> Option<Self>;
+    fn get(self) -> usize;
+    fn read(memory: &Self::Memory, i: Self) -> f64;
+    fn write(memory: &mut Self::Memory, i: Self, v: f64);
+}
+
+/// Slots addressable by a `u16`.
+pub(crate) const NARROW_SLOTS: usize = 1 << 16;
+
+impl SlotIndex for u16 {
+    type Memory = [f64; NARROW_SLOTS];
+    fn from_u32(x: u32) -> Option<Self> {
+        u16::try_from(x).ok()
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+    #[inline(always)]
+    fn read(memory: &Self::Memory, i: Self) -> f64 {
+        memory[i as usize]
+    }
+    #[inline(always)]
+    fn write(memory: &mut Self::Memory, i: Self, v: f64) {
+        memory[i as usize] = v;
+    }
+}
+
+impl SlotIndex for u32 {
+    type Memory = [f64];
+    fn from_u32(x: u32) -> Option<Self> {
+        Some(x)
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+    #[inline(always)]
+    fn read(memory: &Self::Memory, i: Self) -> f64 {
+        memory[i as usize]
+    }
+    #[inline(always)]
+    fn write(memory: &mut Self::Memory, i: Self, v: f64) {
+        memory[i as usize] = v;
+    }
+}
+
+/// Operation of an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Op {
+    /// `vars[index]`; the index is split over operands 0 (low 16 bits) and 1 (high).
+    LoadVar,
+    /// `params[index]`, index as for `LoadVar`.
+    LoadParam,
+    /// `consts[index]`, index as for `LoadVar`.
+    LoadConst,
+    /// Operand 0 unchanged (a store of a value computed earlier).
+    Copy,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Pow,
+    Atan2,
+    Min,
+    Max,
+    Neg,
+    Sqrt,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Exp,
+    Ln,
+    Abs,
+    Sign,
+    Square,
+    /// Operand 1 holds the exponent as a 16-bit two's complement number (the graph
+    /// keeps integer exponents within +-1024).
+    Powi,
+    // Fused forms of a product read once, by a sum or a negation (the compiler's
+    // choice; same rounding as the separate operations):
+    /// `a*b + c`
+    MulAdd,
+    /// `a*b - c`
+    MulSub,
+    /// `c - a*b` (operands `c, a, b`)
+    SubMul,
+    /// `a*b + c*e`
+    Dot2,
+    /// `a*b - c*e`
+    DotSub,
+    /// `-(a*b)`
+    NegMul,
+}
+
+impl Op {
+    /// Number of operands that are slots.
+    pub(crate) fn arity(self) -> usize {
+        use Op::*;
+        match self {
+            LoadVar | LoadParam | LoadConst => 0,
+            Copy | Neg | Sqrt | Sin | Cos | Tan | Asin | Acos | Exp | Ln | Abs | Sign | Square
+            | Powi => 1,
+            Add | Sub | Mul | Div | Pow | Atan2 | Min | Max | NegMul => 2,
+            MulAdd | MulSub | SubMul => 3,
+            Dot2 | DotSub => 4,
+        }
+    }
+
+    /// True for operations that compute (not loads or copies).
+    pub(crate) fn is_arithmetic(self) -> bool {
+        !matches!(self, Op::LoadVar | Op::LoadParam | Op::LoadConst | Op::Copy)
+    }
+}
+
+/// One instruction: `slot[d] = op(operands)`, and `stored[out] = ` the same value (`out` 0
+/// is a scratch cell for values that are not outputs), so storing costs no branch. A
+/// `Copy` has `d` equal to its operand.
 #[derive(Clone, Copy, Debug)]
-enum Instr {
-    Add(u32, u32),
-    Sub(u32, u32),
-    Mul(u32, u32),
-    Div(u32, u32),
-    Pow(u32, u32),
-    Atan2(u32, u32),
-    Min(u32, u32),
-    Max(u32, u32),
-    Neg(u32),
-    Sqrt(u32),
-    Sin(u32),
-    Cos(u32),
-    Tan(u32),
-    Asin(u32),
-    Acos(u32),
-    Exp(u32),
-    Ln(u32),
-    Abs(u32),
-    Sign(u32),
-    Square(u32),
-    Powi(u32, i32),
+pub(crate) struct Instr<S> {
+    pub(crate) op: Op,
+    pub(crate) out: u32,
+    pub(crate) d: S,
+    pub(crate) a: [S; 4],
+}
+
+impl<S: SlotIndex> Instr<S> {
+    /// The same instruction with every slot (destination and slot operands) mapped
+    /// through `f`; non-slot operands (load indices, exponents) are carried over.
+    pub(crate) fn map<T: SlotIndex>(self, f: impl Fn(S) -> Option<T>) -> Option<Instr<T>> {
+        let arity = self.op.arity();
+        let mut a = [T::from_u32(0)?; 4];
+        for (k, (to, from)) in a.iter_mut().zip(self.a).enumerate() {
+            *to = if k < arity {
+                f(from)?
+            } else {
+                T::from_u32(from.get() as u32)?
+            };
+        }
+        Some(Instr {
+            op: self.op,
+            out: self.out,
+            d: f(self.d)?,
+            a,
+        })
+    }
+}
+
+/// A register program: instructions and the number of slots they use.
+#[derive(Clone, Debug)]
+pub(crate) struct Stream<S> {
+    pub(crate) instrs: Vec<Instr<S>>,
+    pub(crate) slots: usize,
+}
+
+/// A stream in its compact form when its slots fit `u16`.
+#[derive(Clone, Debug)]
+pub(crate) enum Code {
+    Narrow(Stream<u16>),
+    Wide(Stream<u32>),
+}
+
+impl Code {
+    pub(crate) fn new(wide: Stream<u32>) -> Code {
+        let narrow: Option<Vec<Instr<u16>>> =
+            wide.instrs.iter().map(|i| i.map(u16::from_u32)).collect();
+        match narrow {
+            Some(instrs) => Code::Narrow(Stream {
+                instrs,
+                slots: wide.slots,
+            }),
+            None => Code::Wide(wide),
+        }
+    }
+
+    fn slots(&self) -> usize {
+        match self {
+            Code::Narrow(s) => s.slots,
+            Code::Wide(s) => s.slots,
+        }
+    }
+
+    fn arithmetic(&self) -> usize {
+        match self {
+            Code::Narrow(s) => s.instrs.iter().filter(|i| i.op.is_arithmetic()).count(),
+            Code::Wide(s) => s.instrs.iter().filter(|i| i.op.is_arithmetic()).count(),
+        }
+    }
+
+    fn run(&self, ws: &mut TapeWorkspace, inputs: Inputs<'_>, stored: &mut [f64]) {
+        match self {
+            Code::Narrow(stream) => run(stream, &mut ws.narrow, inputs, stored),
+            Code::Wide(stream) => run(stream, &mut ws.wide, inputs, stored),
+        }
+    }
+}
+
+/// What instructions load from.
+#[derive(Clone, Copy)]
+struct Inputs<'a> {
+    vars: &'a [f64],
+    params: &'a [f64],
+    consts: &'a [f64],
 }
 
 /// The sparsity pattern of a compiled Jacobian, row-major (CSR): row `r` holds the
@@ -49,10 +237,10 @@ enum Instr {
 /// columns are the unknowns in the order given to [`ExprGraph::compile`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JacobianPattern {
-    rows: usize,
-    columns: usize,
-    row_start: Vec<u32>,
-    cols: Vec<u32>,
+    pub(crate) rows: usize,
+    pub(crate) columns: usize,
+    pub(crate) row_start: Vec<u32>,
+    pub(crate) cols: Vec<u32>,
 }
 
 impl JacobianPattern {
@@ -92,192 +280,44 @@ impl JacobianPattern {
 /// A compiled system: outputs and their Jacobian, evaluated without allocation.
 #[derive(Clone, Debug)]
 pub struct Tape {
-    /// Graph index of the unknown loaded into slot `k`.
-    var_loads: Vec<u32>,
-    /// Graph index of the parameter loaded into slot `var_loads.len() + k`.
-    param_loads: Vec<u32>,
-    /// Constant values, in the slots after the parameters.
-    consts: Vec<f64>,
-    instrs: Vec<Instr>,
-    /// Instructions `[..residual_instrs]` are all the outputs need.
-    residual_instrs: usize,
-    output_slots: Vec<u32>,
-    jacobian_slots: Vec<u32>,
-    pattern: JacobianPattern,
-    vars_needed: usize,
-    params_needed: usize,
+    pub(crate) residual_code: Code,
+    pub(crate) full_code: Code,
+    pub(crate) consts: Vec<f64>,
+    pub(crate) pattern: JacobianPattern,
+    pub(crate) vars_needed: usize,
+    pub(crate) params_needed: usize,
 }
 
 /// Scratch memory for evaluating one [`Tape`]; make it once with [`Tape::workspace`] and
 /// reuse it. One workspace per thread evaluating the same tape.
 #[derive(Clone, Debug)]
 pub struct TapeWorkspace {
-    slots: Vec<f64>,
+    /// Slots of narrow streams (a fixed array: indexing needs no bounds check).
+    narrow: Box<[f64; NARROW_SLOTS]>,
+    /// Slots of wide streams (empty unless the tape has one).
+    wide: Vec<f64>,
+    /// Output buffer of the copying forms [`Tape::eval`] and [`Tape::eval_residuals`].
+    output: TapeOutput,
 }
 
-impl ExprGraph {
-    /// Compiles `outputs` and their Jacobian with respect to `columns` into a tape.
-    ///
-    /// Outputs may depend on unknowns that are not columns (values known from earlier
-    /// blocks); those are read at evaluation but get no Jacobian column.
-    pub fn compile(&mut self, outputs: &[ExprId], columns: &[VarId]) -> Result<Tape, ExprError> {
-        let n = self.node_count();
-        if let Some(&bad) = outputs.iter().find(|e| e.index() >= n) {
-            return Err(ExprError::ForeignId(bad));
-        }
-        let mut column_of: FxHashMap<VarId, u32> = FxHashMap::default();
-        for (k, &v) in columns.iter().enumerate() {
-            if column_of.insert(v, k as u32).is_some() {
-                return Err(ExprError::DuplicateColumn(v));
-            }
-        }
+/// Results of an evaluation, owned by the caller and written in place: residuals and
+/// Jacobian values (in [`Tape::pattern`] order). Make it once with [`Tape::output`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TapeOutput {
+    rows: usize,
+    /// `[scratch, residuals, Jacobian values]`; instructions store into it directly.
+    stored: Vec<f64>,
+}
 
-        // Symbolic Jacobian, row by row.
-        let mut row_start = Vec::with_capacity(outputs.len() + 1);
-        let mut cols = Vec::new();
-        let mut entries = Vec::new();
-        row_start.push(0u32);
-        let mut row_entries: Vec<(u32, ExprId)> = Vec::new();
-        for &out in outputs {
-            row_entries.clear();
-            for v in self.vars_of(out) {
-                if let Some(&c) = column_of.get(&v) {
-                    let d = self.derivative(out, v);
-                    if self.as_const(d) != Some(0.0) {
-                        row_entries.push((c, d));
-                    }
-                }
-            }
-            row_entries.sort_unstable_by_key(|&(c, _)| c);
-            for &(c, d) in &row_entries {
-                cols.push(c);
-                entries.push(d);
-            }
-            row_start.push(cols.len() as u32);
-        }
-        let pattern = JacobianPattern {
-            rows: outputs.len(),
-            columns: columns.len(),
-            row_start,
-            cols,
-        };
-
-        // Nodes each part of the tape needs, in topological (ascending id) order.
-        let mut seen = FxHashSet::default();
-        let residual_nodes = self.reachable(outputs, &mut seen);
-        let jacobian_nodes = self.reachable(&entries, &mut seen);
-
-        let mut slot_of: FxHashMap<ExprId, u32> = FxHashMap::default();
-        let mut var_loads = Vec::new();
-        let mut param_loads = Vec::new();
-        let mut const_nodes = Vec::new();
-        for &id in residual_nodes.iter().chain(&jacobian_nodes) {
-            match self.node(id) {
-                Node::Var(v) => var_loads.push((v.0, id)),
-                Node::Param(p) => param_loads.push((p.0, id)),
-                Node::Const(bits) => const_nodes.push((f64::from_bits(bits), id)),
-                _ => {}
-            }
-        }
-        let mut next = 0u32;
-        for &(_, id) in var_loads.iter().chain(&param_loads) {
-            slot_of.insert(id, next);
-            next += 1;
-        }
-        for &(_, id) in &const_nodes {
-            slot_of.insert(id, next);
-            next += 1;
-        }
-        let mut instrs = Vec::new();
-        let mut residual_instrs = 0;
-        for (part, nodes) in [&residual_nodes, &jacobian_nodes].into_iter().enumerate() {
-            for &id in nodes {
-                let node = self.node(id);
-                if matches!(node, Node::Var(_) | Node::Param(_) | Node::Const(_)) {
-                    continue;
-                }
-                let s = |e: ExprId| slot_of.get(&e).copied().ok_or(ExprError::ForeignId(e));
-                let instr = match node {
-                    Node::Unary(op, a) => {
-                        let a = s(a)?;
-                        match op {
-                            Unary::Neg => Instr::Neg(a),
-                            Unary::Sqrt => Instr::Sqrt(a),
-                            Unary::Sin => Instr::Sin(a),
-                            Unary::Cos => Instr::Cos(a),
-                            Unary::Tan => Instr::Tan(a),
-                            Unary::Asin => Instr::Asin(a),
-                            Unary::Acos => Instr::Acos(a),
-                            Unary::Exp => Instr::Exp(a),
-                            Unary::Ln => Instr::Ln(a),
-                            Unary::Abs => Instr::Abs(a),
-                            Unary::Sign => Instr::Sign(a),
-                        }
-                    }
-                    Node::Binary(op, a, b) => {
-                        let (a, b) = (s(a)?, s(b)?);
-                        match op {
-                            Binary::Add => Instr::Add(a, b),
-                            Binary::Sub => Instr::Sub(a, b),
-                            Binary::Mul => Instr::Mul(a, b),
-                            Binary::Div => Instr::Div(a, b),
-                            Binary::Pow => Instr::Pow(a, b),
-                            Binary::Atan2 => Instr::Atan2(a, b),
-                            Binary::Min => Instr::Min(a, b),
-                            Binary::Max => Instr::Max(a, b),
-                        }
-                    }
-                    Node::Powi(a, 2) => Instr::Square(s(a)?),
-                    Node::Powi(a, k) => Instr::Powi(s(a)?, k),
-                    Node::Var(_) | Node::Param(_) | Node::Const(_) => continue,
-                };
-                slot_of.insert(id, next);
-                next += 1;
-                instrs.push(instr);
-            }
-            if part == 0 {
-                residual_instrs = instrs.len();
-            }
-        }
-        let slot = |e: &ExprId| slot_of.get(e).copied().ok_or(ExprError::ForeignId(*e));
-        let output_slots = outputs.iter().map(slot).collect::<Result<Vec<_>, _>>()?;
-        let jacobian_slots = entries.iter().map(slot).collect::<Result<Vec<_>, _>>()?;
-        let vars_needed = var_loads
-            .iter()
-            .map(|&(v, _)| v as usize + 1)
-            .max()
-            .unwrap_or(0);
-        let params_needed = param_loads
-            .iter()
-            .map(|&(p, _)| p as usize + 1)
-            .max()
-            .unwrap_or(0);
-        Ok(Tape {
-            var_loads: var_loads.into_iter().map(|(v, _)| v).collect(),
-            param_loads: param_loads.into_iter().map(|(p, _)| p).collect(),
-            consts: const_nodes.into_iter().map(|(c, _)| c).collect(),
-            instrs,
-            residual_instrs,
-            output_slots,
-            jacobian_slots,
-            pattern,
-            vars_needed,
-            params_needed,
-        })
+impl TapeOutput {
+    /// Residuals (one per output).
+    pub fn residuals(&self) -> &[f64] {
+        self.stored.get(1..1 + self.rows).unwrap_or(&[])
     }
 
-    /// Nodes reachable from `roots` and not yet in `seen`, ascending.
-    fn reachable(&self, roots: &[ExprId], seen: &mut FxHashSet<ExprId>) -> Vec<ExprId> {
-        let mut found = Vec::new();
-        let mut stack: Vec<ExprId> = roots.to_vec();
-        while let Some(n) = stack.pop() {
-            if seen.insert(n) {
-                found.push(n);
-                stack.extend(self.node(n).children());
-            }
-        }
-        found.sort_unstable();
-        found
+    /// Jacobian values, in the order of the tape's [`JacobianPattern`].
+    pub fn jacobian(&self) -> &[f64] {
+        self.stored.get(1 + self.rows..).unwrap_or(&[])
     }
 }
 
@@ -289,16 +329,22 @@ impl Tape {
 
     /// Number of outputs (residuals).
     pub fn output_count(&self) -> usize {
-        self.output_slots.len()
+        self.pattern.rows
     }
 
-    /// Number of instructions (a measure of evaluation cost).
+    /// Number of arithmetic instructions run by [`eval`](Self::eval) (a measure of
+    /// evaluation cost; loads and stores not counted).
     pub fn instruction_count(&self) -> usize {
-        self.instrs.len()
+        self.full_code.arithmetic()
+    }
+
+    /// Number of value slots the full evaluation uses (its working set, in `f64`s).
+    pub fn slot_count(&self) -> usize {
+        self.full_code.slots().max(self.residual_code.slots())
     }
 
     /// Unknown values this tape reads: `vars` passed to evaluation must be at least this
-    /// long (it is indexed by [`VarId::index`]).
+    /// long (it is indexed by [`VarId::index`](crate::VarId::index)).
     pub fn vars_needed(&self) -> usize {
         self.vars_needed
     }
@@ -310,16 +356,63 @@ impl Tape {
 
     /// Scratch memory sized for this tape.
     pub fn workspace(&self) -> TapeWorkspace {
+        let wide = match (&self.residual_code, &self.full_code) {
+            (Code::Narrow(_), Code::Narrow(_)) => 0,
+            _ => self.slot_count(),
+        };
         TapeWorkspace {
-            slots: vec![0.0; self.slot_count()],
+            narrow: Box::new([0.0; NARROW_SLOTS]),
+            wide: vec![0.0; wide],
+            output: self.output(),
         }
     }
 
-    fn slot_count(&self) -> usize {
-        self.var_loads.len() + self.param_loads.len() + self.consts.len() + self.instrs.len()
+    /// A buffer for this tape's results.
+    pub fn output(&self) -> TapeOutput {
+        TapeOutput {
+            rows: self.pattern.rows,
+            stored: vec![0.0; 1 + self.pattern.rows + self.pattern.nnz()],
+        }
     }
 
-    /// Evaluates the outputs only (the tape prefix they need).
+    /// Evaluates outputs and Jacobian into `out`, in place (the fastest form).
+    pub fn evaluate(
+        &self,
+        ws: &mut TapeWorkspace,
+        vars: &[f64],
+        params: &[f64],
+        out: &mut TapeOutput,
+    ) -> Result<(), ExprError> {
+        self.check(ws, vars, params, out)?;
+        let inputs = Inputs {
+            vars,
+            params,
+            consts: &self.consts,
+        };
+        self.full_code.run(ws, inputs, &mut out.stored);
+        Ok(())
+    }
+
+    /// Evaluates the outputs only into `out` (its Jacobian values are left as they were).
+    pub fn evaluate_residuals(
+        &self,
+        ws: &mut TapeWorkspace,
+        vars: &[f64],
+        params: &[f64],
+        out: &mut TapeOutput,
+    ) -> Result<(), ExprError> {
+        self.check(ws, vars, params, out)?;
+        let inputs = Inputs {
+            vars,
+            params,
+            consts: &self.consts,
+        };
+        self.residual_code.run(ws, inputs, &mut out.stored);
+        Ok(())
+    }
+
+    /// Evaluates the outputs only, into a slice (a copy: see
+    /// [`evaluate_residuals`](Self::evaluate_residuals) for the in-place form).
     pub fn eval_residuals(
         &self,
         ws: &mut TapeWorkspace,
@@ -327,15 +420,19 @@ impl Tape {
         params: &[f64],
         residuals: &mut [f64],
     ) -> Result<(), ExprError> {
-        self.check(ws, vars, params, residuals, None)?;
-        self.load(ws, vars, params);
-        let base = self.leaf_count();
-        self.run(&mut ws.slots, base, 0..self.residual_instrs);
-        gather(&ws.slots, &self.output_slots, residuals);
-        Ok(())
+        let mut out = std::mem::take(&mut ws.output);
+        let result = self
+            .fit_output(residuals.len(), None)
+            .and_then(|()| self.evaluate_residuals(ws, vars, params, &mut out));
+        if result.is_ok() {
+            residuals.copy_from_slice(out.residuals());
+        }
+        ws.output = out;
+        result
     }
 
-    /// Evaluates outputs and Jacobian values (in [`pattern`](Self::pattern) order).
+    /// Evaluates outputs and Jacobian values (in [`pattern`](Self::pattern) order) into
+    /// slices (a copy: see [`evaluate`](Self::evaluate) for the in-place form).
     pub fn eval(
         &self,
         ws: &mut TapeWorkspace,
@@ -344,41 +441,26 @@ impl Tape {
         residuals: &mut [f64],
         jacobian: &mut [f64],
     ) -> Result<(), ExprError> {
-        self.check(ws, vars, params, residuals, Some(jacobian.len()))?;
-        self.load(ws, vars, params);
-        let base = self.leaf_count();
-        self.run(&mut ws.slots, base, 0..self.instrs.len());
-        gather(&ws.slots, &self.output_slots, residuals);
-        gather(&ws.slots, &self.jacobian_slots, jacobian);
-        Ok(())
+        let mut out = std::mem::take(&mut ws.output);
+        let result = self
+            .fit_output(residuals.len(), Some(jacobian.len()))
+            .and_then(|()| self.evaluate(ws, vars, params, &mut out));
+        if result.is_ok() {
+            residuals.copy_from_slice(out.residuals());
+            jacobian.copy_from_slice(out.jacobian());
+        }
+        ws.output = out;
+        result
     }
 
-    fn leaf_count(&self) -> usize {
-        self.var_loads.len() + self.param_loads.len() + self.consts.len()
-    }
-
-    fn check(
-        &self,
-        ws: &TapeWorkspace,
-        vars: &[f64],
-        params: &[f64],
-        residuals: &[f64],
-        jacobian: Option<usize>,
-    ) -> Result<(), ExprError> {
-        let checks = [
-            ("workspace slots", self.slot_count(), ws.slots.len(), true),
-            ("unknowns", self.vars_needed, vars.len(), false),
-            ("parameters", self.params_needed, params.len(), false),
-            ("residuals", self.output_slots.len(), residuals.len(), true),
-            (
-                "Jacobian values",
-                self.jacobian_slots.len(),
-                jacobian.unwrap_or(self.jacobian_slots.len()),
-                true,
-            ),
-        ];
-        for (what, expected, got, exact) in checks {
-            if got < expected || (exact && got != expected) {
+    /// Checks caller slices against this tape (for the copying forms).
+    fn fit_output(&self, residuals: usize, jacobian: Option<usize>) -> Result<(), ExprError> {
+        let nnz = self.pattern.nnz();
+        for (what, expected, got) in [
+            ("residuals", self.pattern.rows, residuals),
+            ("Jacobian values", nnz, jacobian.unwrap_or(nnz)),
+        ] {
+            if got != expected {
                 return Err(ExprError::Length {
                     what,
                     expected,
@@ -389,57 +471,94 @@ impl Tape {
         Ok(())
     }
 
-    fn load(&self, ws: &mut TapeWorkspace, vars: &[f64], params: &[f64]) {
-        let (var_slots, rest) = ws.slots.split_at_mut(self.var_loads.len());
-        for (slot, &v) in var_slots.iter_mut().zip(&self.var_loads) {
-            *slot = vars[v as usize];
-        }
-        let (param_slots, rest) = rest.split_at_mut(self.param_loads.len());
-        for (slot, &p) in param_slots.iter_mut().zip(&self.param_loads) {
-            *slot = params[p as usize];
-        }
-        rest[..self.consts.len()].copy_from_slice(&self.consts);
+    fn wide_slots(&self) -> usize {
+        [&self.residual_code, &self.full_code]
+            .iter()
+            .map(|c| match c {
+                Code::Narrow(_) => 0,
+                Code::Wide(s) => s.slots,
+            })
+            .max()
+            .unwrap_or(0)
     }
 
-    /// Runs instructions `range`; instruction `i` writes slot `base + i`.
-    #[inline(never)]
-    fn run(&self, s: &mut [f64], base: usize, range: std::ops::Range<usize>) {
-        let start = range.start;
-        for (k, ins) in self.instrs[range].iter().enumerate() {
-            let at = |i: u32| s[i as usize];
-            let value = match *ins {
-                Instr::Add(a, b) => at(a) + at(b),
-                Instr::Sub(a, b) => at(a) - at(b),
-                Instr::Mul(a, b) => at(a) * at(b),
-                Instr::Div(a, b) => at(a) / at(b),
-                Instr::Pow(a, b) => Binary::Pow.apply(at(a), at(b)),
-                Instr::Atan2(a, b) => Binary::Atan2.apply(at(a), at(b)),
-                Instr::Min(a, b) => Binary::Min.apply(at(a), at(b)),
-                Instr::Max(a, b) => Binary::Max.apply(at(a), at(b)),
-                Instr::Neg(a) => -at(a),
-                Instr::Sqrt(a) => at(a).sqrt(),
-                Instr::Sin(a) => at(a).sin(),
-                Instr::Cos(a) => at(a).cos(),
-                Instr::Tan(a) => at(a).tan(),
-                Instr::Asin(a) => at(a).asin(),
-                Instr::Acos(a) => at(a).acos(),
-                Instr::Exp(a) => at(a).exp(),
-                Instr::Ln(a) => at(a).ln(),
-                Instr::Abs(a) => at(a).abs(),
-                Instr::Sign(a) => Unary::Sign.apply(at(a)),
-                Instr::Square(a) => {
-                    let x = at(a);
-                    x * x
-                }
-                Instr::Powi(a, n) => crate::node::powi(at(a), n),
-            };
-            s[base + start + k] = value;
+    fn check(
+        &self,
+        ws: &TapeWorkspace,
+        vars: &[f64],
+        params: &[f64],
+        out: &TapeOutput,
+    ) -> Result<(), ExprError> {
+        let stored = 1 + self.pattern.rows + self.pattern.nnz();
+        let checks = [
+            ("workspace slots", self.wide_slots(), ws.wide.len(), false),
+            ("unknowns", self.vars_needed, vars.len(), false),
+            ("parameters", self.params_needed, params.len(), false),
+            ("output values", stored, out.stored.len(), true),
+        ];
+        for (what, expected, got, exact) in checks {
+            if got < expected || (exact && (got != expected || out.rows != self.pattern.rows)) {
+                return Err(ExprError::Length {
+                    what,
+                    expected,
+                    got,
+                });
+            }
         }
+        Ok(())
     }
 }
 
-fn gather(slots: &[f64], from: &[u32], to: &mut [f64]) {
-    for (t, &f) in to.iter_mut().zip(from) {
-        *t = slots[f as usize];
+/// Runs a stream. Indices are in range by the compiler's construction and the length
+/// checks of the caller (module invariant).
+/// `stored` is `[scratch, residuals, Jacobian values]`.
+fn run<S: SlotIndex>(
+    stream: &Stream<S>,
+    s: &mut S::Memory,
+    inputs: Inputs<'_>,
+    stored: &mut [f64],
+) {
+    for ins in &stream.instrs {
+        let a = &ins.a;
+        let at = |k: usize| S::read(s, a[k]);
+        let index = || a[0].get() | (a[1].get() << 16);
+        let v = match ins.op {
+            Op::LoadVar => inputs.vars[index()],
+            Op::LoadParam => inputs.params[index()],
+            Op::LoadConst => inputs.consts[index()],
+            Op::Copy => at(0),
+            Op::Add => at(0) + at(1),
+            Op::Sub => at(0) - at(1),
+            Op::Mul => at(0) * at(1),
+            Op::Div => at(0) / at(1),
+            Op::Pow => Binary::Pow.apply(at(0), at(1)),
+            Op::Atan2 => at(0).atan2(at(1)),
+            Op::Min => Binary::Min.apply(at(0), at(1)),
+            Op::Max => Binary::Max.apply(at(0), at(1)),
+            Op::Neg => -at(0),
+            Op::Sqrt => at(0).sqrt(),
+            Op::Sin => at(0).sin(),
+            Op::Cos => at(0).cos(),
+            Op::Tan => at(0).tan(),
+            Op::Asin => at(0).asin(),
+            Op::Acos => at(0).acos(),
+            Op::Exp => at(0).exp(),
+            Op::Ln => at(0).ln(),
+            Op::Abs => at(0).abs(),
+            Op::Sign => Unary::Sign.apply(at(0)),
+            Op::Square => {
+                let x = at(0);
+                x * x
+            }
+            Op::Powi => powi(at(0), i32::from(a[1].get() as u16 as i16)),
+            Op::MulAdd => at(0) * at(1) + at(2),
+            Op::MulSub => at(0) * at(1) - at(2),
+            Op::SubMul => at(0) - at(1) * at(2),
+            Op::Dot2 => at(0) * at(1) + at(2) * at(3),
+            Op::DotSub => at(0) * at(1) - at(2) * at(3),
+            Op::NegMul => -(at(0) * at(1)),
+        };
+        S::write(s, ins.d, v);
+        stored[ins.out as usize] = v;
     }
 }

@@ -1,5 +1,5 @@
 //! Hash-consing: equal subexpressions are one node.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 

@@ -1,6 +1,6 @@
 //! The expression-string parser: every construct of the grammar, malformed strings with
 //! their positions, and no panic on any input.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use proptest::prelude::*;
 use tenon_expr::{parse, parse_into, AngleUnit, ExprGraph, ExprId, ParseError, ParseOptions};

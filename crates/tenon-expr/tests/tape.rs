@@ -1,5 +1,5 @@
 //! The compiled tape against reference evaluation of the graph.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
 

@@ -1,6 +1,6 @@
 //! Test support shared by the integration tests and the benchmark: random expressions
 //! (with a dual-number oracle) and a synthetic system shaped like an assembly.
-#![allow(dead_code, clippy::unwrap_used)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use num_dual::DualNum;
 use proptest::prelude::*;

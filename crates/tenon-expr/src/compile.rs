@@ -1,0 +1,447 @@
+//! Compilation of outputs and their sparse Jacobian into a [`Tape`].
+//!
+//! Three steps, all symbolic, done once:
+//! 1. the Jacobian: for every output, the unknowns it depends on that are columns, and
+//!    the derivative with respect to each; entries that simplify to the constant 0 are
+//!    structural zeros and left out of the pattern;
+//! 2. scheduling: each stream's roots (outputs; or each output followed by its Jacobian
+//!    entries) are walked depth-first, and every node is emitted the first time a root
+//!    needs it, so a row's instructions sit together;
+//! 3. slot allocation: each value gets a slot when computed, and the slot is free again
+//!    after the value's last reader (linear scan), so the number of slots is the largest
+//!    number of values alive at once, not the number of nodes.
+
+use rustc_hash::FxHashMap;
+
+use crate::error::ExprError;
+use crate::graph::{ExprGraph, MAX_POWI};
+use crate::node::{Binary, ExprId, Node, Unary, VarId};
+use crate::tape::{Code, Instr, JacobianPattern, Op, Stream, Tape};
+
+impl ExprGraph {
+    /// Compiles `outputs` and their Jacobian with respect to `columns` into a tape.
+    ///
+    /// Outputs may depend on unknowns that are not columns (values known from earlier
+    /// blocks); those are read at evaluation but get no Jacobian column.
+    pub fn compile(&mut self, outputs: &[ExprId], columns: &[VarId]) -> Result<Tape, ExprError> {
+        let n = self.node_count();
+        if let Some(&bad) = outputs.iter().find(|e| e.index() >= n) {
+            return Err(ExprError::ForeignId(bad));
+        }
+        let mut column_of: FxHashMap<VarId, u32> = FxHashMap::default();
+        for (k, &v) in columns.iter().enumerate() {
+            if column_of.insert(v, k as u32).is_some() {
+                return Err(ExprError::DuplicateColumn(v));
+            }
+        }
+        let (pattern, entries) = self.symbolic_jacobian(outputs, columns.len(), &column_of);
+
+        let mut consts = ConstPool::default();
+        let residual_roots: Vec<Root> = outputs.iter().map(|&e| Root::Output(e)).collect();
+        let mut full_roots = Vec::with_capacity(outputs.len() + entries.len());
+        for (r, &out) in outputs.iter().enumerate() {
+            full_roots.push(Root::Output(out));
+            let (a, b) = (
+                pattern.row_start[r] as usize,
+                pattern.row_start[r + 1] as usize,
+            );
+            full_roots.extend(entries[a..b].iter().map(|&e| Root::Jacobian(e)));
+        }
+        let mut needed = Needed::default();
+        let residual_stream = schedule(self, &residual_roots, &mut consts, &mut needed);
+        let full_stream = schedule(self, &full_roots, &mut consts, &mut needed);
+        Ok(Tape {
+            residual_code: Code::new(residual_stream),
+            full_code: Code::new(full_stream),
+            consts: consts.values,
+            pattern,
+            vars_needed: needed.vars,
+            params_needed: needed.params,
+        })
+    }
+
+    /// The Jacobian's pattern (CSR, columns ascending) and the entry expressions in
+    /// pattern order.
+    fn symbolic_jacobian(
+        &mut self,
+        outputs: &[ExprId],
+        columns: usize,
+        column_of: &FxHashMap<VarId, u32>,
+    ) -> (JacobianPattern, Vec<ExprId>) {
+        let mut row_start = Vec::with_capacity(outputs.len() + 1);
+        let mut cols = Vec::new();
+        let mut entries = Vec::new();
+        row_start.push(0u32);
+        let mut row: Vec<(u32, ExprId)> = Vec::new();
+        for &out in outputs {
+            row.clear();
+            for v in self.vars_of(out) {
+                if let Some(&c) = column_of.get(&v) {
+                    let d = self.derivative(out, v);
+                    if self.as_const(d) != Some(0.0) {
+                        row.push((c, d));
+                    }
+                }
+            }
+            row.sort_unstable_by_key(|&(c, _)| c);
+            for &(c, d) in &row {
+                cols.push(c);
+                entries.push(d);
+            }
+            row_start.push(cols.len() as u32);
+        }
+        let pattern = JacobianPattern {
+            rows: outputs.len(),
+            columns,
+            row_start,
+            cols,
+        };
+        (pattern, entries)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Root {
+    Output(ExprId),
+    Jacobian(ExprId),
+}
+
+impl Root {
+    fn node(self) -> ExprId {
+        match self {
+            Root::Output(e) | Root::Jacobian(e) => e,
+        }
+    }
+}
+
+/// Constants of a tape, deduplicated by bit pattern.
+#[derive(Default)]
+struct ConstPool {
+    index: FxHashMap<u64, u32>,
+    values: Vec<f64>,
+}
+
+impl ConstPool {
+    fn get(&mut self, bits: u64) -> u32 {
+        let values = &mut self.values;
+        *self.index.entry(bits).or_insert_with(|| {
+            values.push(f64::from_bits(bits));
+            (values.len() - 1) as u32
+        })
+    }
+}
+
+/// Lengths of the unknown and parameter arrays the tape reads.
+#[derive(Default)]
+struct Needed {
+    vars: usize,
+    params: usize,
+}
+
+/// Map from node to a `u32`: a dense array when the compile touches a large share of the
+/// graph, a hash map when it touches a small part of a large graph (one block of many).
+enum NodeMap {
+    Dense(Vec<u32>),
+    Sparse(FxHashMap<ExprId, u32>),
+}
+
+impl NodeMap {
+    fn for_roots(graph: &ExprGraph, roots: usize) -> Self {
+        if graph.node_count() <= 64 * roots + 4096 {
+            NodeMap::Dense(vec![u32::MAX; graph.node_count()])
+        } else {
+            NodeMap::Sparse(FxHashMap::default())
+        }
+    }
+
+    fn get(&self, e: ExprId) -> Option<u32> {
+        match self {
+            NodeMap::Dense(v) => v.get(e.index()).copied().filter(|&x| x != u32::MAX),
+            NodeMap::Sparse(m) => m.get(&e).copied(),
+        }
+    }
+
+    fn set(&mut self, e: ExprId, value: u32) {
+        match self {
+            NodeMap::Dense(v) => {
+                if let Some(x) = v.get_mut(e.index()) {
+                    *x = value;
+                }
+            }
+            NodeMap::Sparse(m) => {
+                m.insert(e, value);
+            }
+        }
+    }
+}
+
+/// One step of a schedule: compute the `k`-th emitted value, or store a value.
+#[derive(Clone, Copy)]
+enum Step {
+    Compute(u32),
+    StoreOutput(u32),
+    StoreJacobian(u32),
+}
+
+/// Emits the nodes `roots` need, in first-need order, fuses single-use products into
+/// their readers, then allocates slots.
+fn schedule(
+    graph: &ExprGraph,
+    roots: &[Root],
+    consts: &mut ConstPool,
+    needed: &mut Needed,
+) -> Stream<u32> {
+    let (values, value_of, steps) = emit(graph, roots);
+    let node = |k: u32| graph.node(values[k as usize]);
+    let value = |e: ExprId| value_of.get(e).unwrap_or(0);
+
+    // Fusion: a product read exactly once, by a sum, difference or negation, is computed
+    // inside its reader.
+    let mut reads = vec![0u32; values.len()];
+    for step in &steps {
+        match *step {
+            Step::Compute(k) => {
+                for c in node(k).children() {
+                    reads[value(c) as usize] += 1;
+                }
+            }
+            Step::StoreOutput(k) | Step::StoreJacobian(k) => reads[k as usize] += 1,
+        }
+    }
+    let product = |e: ExprId| -> Option<(u32, u32)> {
+        let k = value(e);
+        match graph.node(e) {
+            Node::Binary(Binary::Mul, a, b) if reads[k as usize] == 1 => Some((value(a), value(b))),
+            _ => None,
+        }
+    };
+    let mut absorbed = vec![false; values.len()];
+    let mut ops: Vec<Instr<u32>> = Vec::with_capacity(steps.len());
+    // Output cells: 1.. for residuals, then the Jacobian values (cell 0 is scratch).
+    let rows = roots
+        .iter()
+        .filter(|r| matches!(r, Root::Output(_)))
+        .count() as u32;
+    let (mut next_output, mut next_jacobian) = (0u32, 0u32);
+    // Instructions in value-index space first (`d` = the value itself).
+    for step in &steps {
+        let (k, out) = match *step {
+            Step::Compute(k) => (k, 0),
+            Step::StoreOutput(k) => {
+                next_output += 1;
+                (k, next_output)
+            }
+            Step::StoreJacobian(k) => {
+                next_jacobian += 1;
+                (k, rows + next_jacobian)
+            }
+        };
+        if out != 0 {
+            // Stored by the instruction that computed it when that came just before,
+            // else by a copy.
+            match ops.last_mut() {
+                Some(last) if last.d == k && last.op != Op::Copy && last.out == 0 => {
+                    last.out = out;
+                }
+                _ => {
+                    let mut copy = instr(Op::Copy, k, &[k]);
+                    copy.out = out;
+                    ops.push(copy);
+                }
+            }
+            continue;
+        }
+        let n = node(k);
+        let fused = match n {
+            Node::Binary(op @ (Binary::Add | Binary::Sub), x, y) => {
+                let add = op == Binary::Add;
+                match (product(x), product(y)) {
+                    (Some((a, b)), Some((c, e))) => {
+                        absorbed[value(x) as usize] = true;
+                        absorbed[value(y) as usize] = true;
+                        Some(instr(
+                            if add { Op::Dot2 } else { Op::DotSub },
+                            k,
+                            &[a, b, c, e],
+                        ))
+                    }
+                    (Some((a, b)), None) => {
+                        absorbed[value(x) as usize] = true;
+                        Some(instr(
+                            if add { Op::MulAdd } else { Op::MulSub },
+                            k,
+                            &[a, b, value(y)],
+                        ))
+                    }
+                    (None, Some((a, b))) => {
+                        absorbed[value(y) as usize] = true;
+                        Some(if add {
+                            instr(Op::MulAdd, k, &[a, b, value(x)])
+                        } else {
+                            instr(Op::SubMul, k, &[value(x), a, b])
+                        })
+                    }
+                    (None, None) => None,
+                }
+            }
+            Node::Unary(Unary::Neg, x) => product(x).map(|(a, b)| {
+                absorbed[value(x) as usize] = true;
+                instr(Op::NegMul, k, &[a, b])
+            }),
+            _ => None,
+        };
+        ops.push(match fused {
+            Some(f) => f,
+            None => plain_instr(n, k, &value, consts, needed),
+        });
+    }
+    // Products absorbed by a later reader are not computed on their own.
+    ops.retain(|op| !(op.op == Op::Mul && absorbed[op.d as usize]));
+
+    // Liveness: each value's last reader (`NEVER`: stored, then not read again).
+    const NEVER: u32 = u32::MAX;
+    let mut last_use = vec![NEVER; values.len()];
+    for (i, op) in ops.iter().enumerate() {
+        for &o in &op.a[..op.op.arity()] {
+            last_use[o as usize] = i as u32;
+        }
+    }
+    // Slots by linear scan: operands whose last reader this is are freed first, so the
+    // destination may reuse one of them (operands are read before the write).
+    let mut slot = vec![0u32; values.len()];
+    let mut free: Vec<u32> = Vec::new();
+    let mut slots = 0u32;
+    let mut instrs = Vec::with_capacity(ops.len());
+    for (i, op) in ops.iter().enumerate() {
+        let i = i as u32;
+        let operands = &op.a[..op.op.arity()];
+        for (j, &o) in operands.iter().enumerate() {
+            if last_use[o as usize] == i && !operands[..j].contains(&o) {
+                free.push(slot[o as usize]);
+            }
+        }
+        if op.op != Op::Copy {
+            let d = free.pop().unwrap_or_else(|| {
+                slots += 1;
+                slots - 1
+            });
+            slot[op.d as usize] = d;
+            if last_use[op.d as usize] == NEVER {
+                free.push(d);
+            }
+        }
+        if let Some(mapped) = op.map(|v| slot.get(v as usize).copied()) {
+            instrs.push(mapped);
+        }
+    }
+    Stream {
+        instrs,
+        slots: slots as usize,
+    }
+}
+
+/// An instruction with slot operands `operands` (at most four).
+fn instr(op: Op, d: u32, operands: &[u32]) -> Instr<u32> {
+    let mut a = [0u32; 4];
+    for (to, &from) in a.iter_mut().zip(operands) {
+        *to = from;
+    }
+    Instr { op, out: 0, d, a }
+}
+
+/// Emission: the values `roots` need, in first-need order (iterative post-order), the
+/// map from node to value index, and the steps (computations and stores).
+fn emit(graph: &ExprGraph, roots: &[Root]) -> (Vec<ExprId>, NodeMap, Vec<Step>) {
+    let mut value_of = NodeMap::for_roots(graph, roots.len());
+    let mut values: Vec<ExprId> = Vec::new();
+    let mut steps: Vec<Step> = Vec::with_capacity(roots.len() * 4);
+    let mut stack: Vec<(ExprId, bool)> = Vec::new();
+    for &root in roots {
+        stack.push((root.node(), false));
+        while let Some((n, expanded)) = stack.pop() {
+            if value_of.get(n).is_some() {
+                continue;
+            }
+            if expanded {
+                let k = values.len() as u32;
+                values.push(n);
+                value_of.set(n, k);
+                steps.push(Step::Compute(k));
+            } else {
+                stack.push((n, true));
+                let mut kids = [None, None];
+                for (k, c) in kids.iter_mut().zip(graph.node(n).children()) {
+                    *k = Some(c);
+                }
+                // Pushed in reverse so the first operand is computed first.
+                for c in kids.into_iter().rev().flatten() {
+                    if value_of.get(c).is_none() {
+                        stack.push((c, false));
+                    }
+                }
+            }
+        }
+        let k = value_of.get(root.node()).unwrap_or(0);
+        steps.push(match root {
+            Root::Output(_) => Step::StoreOutput(k),
+            Root::Jacobian(_) => Step::StoreJacobian(k),
+        });
+    }
+    (values, value_of, steps)
+}
+
+/// The instruction computing node `n` as value `k`, operands as value indices.
+fn plain_instr(
+    n: Node,
+    k: u32,
+    value: &dyn Fn(ExprId) -> u32,
+    consts: &mut ConstPool,
+    needed: &mut Needed,
+) -> Instr<u32> {
+    let load = |op: Op, index: u32| instr(op, k, &[index & 0xffff, index >> 16]);
+    match n {
+        Node::Var(v) => {
+            needed.vars = needed.vars.max(v.index() + 1);
+            load(Op::LoadVar, v.0)
+        }
+        Node::Param(p) => {
+            needed.params = needed.params.max(p.index() + 1);
+            load(Op::LoadParam, p.0)
+        }
+        Node::Const(bits) => load(Op::LoadConst, consts.get(bits)),
+        Node::Unary(op, x) => {
+            let op = match op {
+                Unary::Neg => Op::Neg,
+                Unary::Sqrt => Op::Sqrt,
+                Unary::Sin => Op::Sin,
+                Unary::Cos => Op::Cos,
+                Unary::Tan => Op::Tan,
+                Unary::Asin => Op::Asin,
+                Unary::Acos => Op::Acos,
+                Unary::Exp => Op::Exp,
+                Unary::Ln => Op::Ln,
+                Unary::Abs => Op::Abs,
+                Unary::Sign => Op::Sign,
+            };
+            instr(op, k, &[value(x)])
+        }
+        Node::Binary(op, x, y) => {
+            let op = match op {
+                Binary::Add => Op::Add,
+                Binary::Sub => Op::Sub,
+                Binary::Mul => Op::Mul,
+                Binary::Div => Op::Div,
+                Binary::Pow => Op::Pow,
+                Binary::Atan2 => Op::Atan2,
+                Binary::Min => Op::Min,
+                Binary::Max => Op::Max,
+            };
+            instr(op, k, &[value(x), value(y)])
+        }
+        Node::Powi(x, 2) => instr(Op::Square, k, &[value(x)]),
+        Node::Powi(x, n) => {
+            let n = n.clamp(-MAX_POWI, MAX_POWI) as i16;
+            instr(Op::Powi, k, &[value(x), u32::from(n as u16)])
+        }
+    }
+}
