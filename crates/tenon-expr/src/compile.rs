@@ -37,15 +37,25 @@ impl ExprGraph {
         let (pattern, entries) = self.symbolic_jacobian(outputs, columns.len(), &column_of);
 
         let mut consts = ConstPool::default();
-        let residual_roots: Vec<Root> = outputs.iter().map(|&e| Root::Output(e)).collect();
+        // Output cells: 0 is scratch, then residuals, then Jacobian values.
+        let rows = outputs.len() as u32;
+        let residual_roots: Vec<Root> = (1..).zip(outputs).map(|(k, &e)| Root::new(e, k)).collect();
         let mut full_roots = Vec::with_capacity(outputs.len() + entries.len());
+        // Constant Jacobian entries are written once, when an output buffer is made.
+        let mut constant_entries = Vec::new();
         for (r, &out) in outputs.iter().enumerate() {
-            full_roots.push(Root::Output(out));
+            full_roots.push(Root::new(out, 1 + r as u32));
             let (a, b) = (
                 pattern.row_start[r] as usize,
                 pattern.row_start[r + 1] as usize,
             );
-            full_roots.extend(entries[a..b].iter().map(|&e| Root::Jacobian(e)));
+            for (k, &e) in entries.iter().enumerate().take(b).skip(a) {
+                let cell = 1 + rows + k as u32;
+                match self.as_const(e) {
+                    Some(c) => constant_entries.push((cell, c)),
+                    None => full_roots.push(Root::new(e, cell)),
+                }
+            }
         }
         let mut needed = Needed::default();
         let residual_stream = schedule(self, &residual_roots, &mut consts, &mut needed);
@@ -53,6 +63,8 @@ impl ExprGraph {
         Ok(Tape {
             residual_code: Code::new(residual_stream),
             full_code: Code::new(full_stream),
+            constant_entries,
+            id: next_tape_id(),
             consts: consts.values,
             pattern,
             vars_needed: needed.vars,
@@ -100,18 +112,24 @@ impl ExprGraph {
     }
 }
 
+/// A value to store, and its cell in the output buffer.
 #[derive(Clone, Copy)]
-enum Root {
-    Output(ExprId),
-    Jacobian(ExprId),
+struct Root {
+    node: ExprId,
+    cell: u32,
 }
 
 impl Root {
-    fn node(self) -> ExprId {
-        match self {
-            Root::Output(e) | Root::Jacobian(e) => e,
-        }
+    fn new(node: ExprId, cell: u32) -> Self {
+        Root { node, cell }
     }
+}
+
+/// A process-wide serial number, so an output buffer can tell which tape made it.
+fn next_tape_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Constants of a tape, deduplicated by bit pattern.
@@ -175,12 +193,12 @@ impl NodeMap {
     }
 }
 
-/// One step of a schedule: compute the `k`-th emitted value, or store a value.
+/// One step of a schedule: compute the `k`-th emitted value, or store value `k` in an
+/// output cell.
 #[derive(Clone, Copy)]
 enum Step {
     Compute(u32),
-    StoreOutput(u32),
-    StoreJacobian(u32),
+    Store(u32, u32),
 }
 
 /// Emits the nodes `roots` need, in first-need order, fuses single-use products into
@@ -195,8 +213,10 @@ fn schedule(
     let node = |k: u32| graph.node(values[k as usize]);
     let value = |e: ExprId| value_of.get(e).unwrap_or(0);
 
-    // Fusion: a product read exactly once, by a sum, difference or negation, is computed
-    // inside its reader.
+    // Fusion: a product read exactly once, by a sum, a difference, a negation or another
+    // product, is computed inside its reader. Decided top-down (readers before what they
+    // read), and a product that is absorbed absorbs nothing itself, since its operands
+    // must then be values.
     let mut reads = vec![0u32; values.len()];
     for step in &steps {
         match *step {
@@ -205,36 +225,52 @@ fn schedule(
                     reads[value(c) as usize] += 1;
                 }
             }
-            Step::StoreOutput(k) | Step::StoreJacobian(k) => reads[k as usize] += 1,
+            Step::Store(k, _) => reads[k as usize] += 1,
         }
     }
+    let single_use_product = |e: ExprId| {
+        matches!(graph.node(e), Node::Binary(Binary::Mul, ..)) && reads[value(e) as usize] == 1
+    };
+    let mut absorbed = vec![false; values.len()];
+    for k in (0..values.len() as u32).rev() {
+        if absorbed[k as usize] {
+            continue;
+        }
+        match node(k) {
+            Node::Binary(Binary::Add | Binary::Sub, x, y) => {
+                for c in [x, y] {
+                    if single_use_product(c) {
+                        absorbed[value(c) as usize] = true;
+                    }
+                }
+            }
+            Node::Unary(Unary::Neg, x) if single_use_product(x) => {
+                absorbed[value(x) as usize] = true
+            }
+            Node::Binary(Binary::Mul, x, y) => {
+                if let Some(c) = [x, y].into_iter().find(|&c| single_use_product(c)) {
+                    absorbed[value(c) as usize] = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    // The factors of an absorbed product.
     let product = |e: ExprId| -> Option<(u32, u32)> {
-        let k = value(e);
         match graph.node(e) {
-            Node::Binary(Binary::Mul, a, b) if reads[k as usize] == 1 => Some((value(a), value(b))),
+            Node::Binary(Binary::Mul, a, b) if absorbed[value(e) as usize] => {
+                Some((value(a), value(b)))
+            }
             _ => None,
         }
     };
-    let mut absorbed = vec![false; values.len()];
+
+    // Instructions in value-index space (`d` = the value itself).
     let mut ops: Vec<Instr<u32>> = Vec::with_capacity(steps.len());
-    // Output cells: 1.. for residuals, then the Jacobian values (cell 0 is scratch).
-    let rows = roots
-        .iter()
-        .filter(|r| matches!(r, Root::Output(_)))
-        .count() as u32;
-    let (mut next_output, mut next_jacobian) = (0u32, 0u32);
-    // Instructions in value-index space first (`d` = the value itself).
     for step in &steps {
         let (k, out) = match *step {
             Step::Compute(k) => (k, 0),
-            Step::StoreOutput(k) => {
-                next_output += 1;
-                (k, next_output)
-            }
-            Step::StoreJacobian(k) => {
-                next_jacobian += 1;
-                (k, rows + next_jacobian)
-            }
+            Step::Store(k, cell) => (k, cell),
         };
         if out != 0 {
             // Stored by the instruction that computed it when that came just before,
@@ -251,43 +287,38 @@ fn schedule(
             }
             continue;
         }
+        if absorbed[k as usize] {
+            continue;
+        }
         let n = node(k);
         let fused = match n {
             Node::Binary(op @ (Binary::Add | Binary::Sub), x, y) => {
                 let add = op == Binary::Add;
                 match (product(x), product(y)) {
-                    (Some((a, b)), Some((c, e))) => {
-                        absorbed[value(x) as usize] = true;
-                        absorbed[value(y) as usize] = true;
-                        Some(instr(
-                            if add { Op::Dot2 } else { Op::DotSub },
-                            k,
-                            &[a, b, c, e],
-                        ))
-                    }
-                    (Some((a, b)), None) => {
-                        absorbed[value(x) as usize] = true;
-                        Some(instr(
-                            if add { Op::MulAdd } else { Op::MulSub },
-                            k,
-                            &[a, b, value(y)],
-                        ))
-                    }
-                    (None, Some((a, b))) => {
-                        absorbed[value(y) as usize] = true;
-                        Some(if add {
-                            instr(Op::MulAdd, k, &[a, b, value(x)])
-                        } else {
-                            instr(Op::SubMul, k, &[value(x), a, b])
-                        })
-                    }
+                    (Some((a, b)), Some((c, e))) => Some(instr(
+                        if add { Op::Dot2 } else { Op::DotSub },
+                        k,
+                        &[a, b, c, e],
+                    )),
+                    (Some((a, b)), None) => Some(instr(
+                        if add { Op::MulAdd } else { Op::MulSub },
+                        k,
+                        &[a, b, value(y)],
+                    )),
+                    (None, Some((a, b))) => Some(if add {
+                        instr(Op::MulAdd, k, &[a, b, value(x)])
+                    } else {
+                        instr(Op::SubMul, k, &[value(x), a, b])
+                    }),
                     (None, None) => None,
                 }
             }
-            Node::Unary(Unary::Neg, x) => product(x).map(|(a, b)| {
-                absorbed[value(x) as usize] = true;
-                instr(Op::NegMul, k, &[a, b])
-            }),
+            Node::Unary(Unary::Neg, x) => product(x).map(|(a, b)| instr(Op::NegMul, k, &[a, b])),
+            Node::Binary(Binary::Mul, x, y) => match (product(x), product(y)) {
+                (Some((a, b)), _) => Some(instr(Op::MulMul, k, &[a, b, value(y)])),
+                (None, Some((a, b))) => Some(instr(Op::MulMul, k, &[a, b, value(x)])),
+                (None, None) => None,
+            },
             _ => None,
         };
         ops.push(match fused {
@@ -295,8 +326,6 @@ fn schedule(
             None => plain_instr(n, k, &value, consts, needed),
         });
     }
-    // Products absorbed by a later reader are not computed on their own.
-    ops.retain(|op| !(op.op == Op::Mul && absorbed[op.d as usize]));
 
     // Liveness: each value's last reader (`NEVER`: stored, then not read again).
     const NEVER: u32 = u32::MAX;
@@ -357,7 +386,7 @@ fn emit(graph: &ExprGraph, roots: &[Root]) -> (Vec<ExprId>, NodeMap, Vec<Step>) 
     let mut steps: Vec<Step> = Vec::with_capacity(roots.len() * 4);
     let mut stack: Vec<(ExprId, bool)> = Vec::new();
     for &root in roots {
-        stack.push((root.node(), false));
+        stack.push((root.node, false));
         while let Some((n, expanded)) = stack.pop() {
             if value_of.get(n).is_some() {
                 continue;
@@ -381,11 +410,8 @@ fn emit(graph: &ExprGraph, roots: &[Root]) -> (Vec<ExprId>, NodeMap, Vec<Step>) 
                 }
             }
         }
-        let k = value_of.get(root.node()).unwrap_or(0);
-        steps.push(match root {
-            Root::Output(_) => Step::StoreOutput(k),
-            Root::Jacobian(_) => Step::StoreJacobian(k),
-        });
+        let k = value_of.get(root.node).unwrap_or(0);
+        steps.push(Step::Store(k, root.cell));
     }
     (values, value_of, steps)
 }

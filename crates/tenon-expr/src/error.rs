@@ -24,6 +24,9 @@ pub enum ExprError {
     /// An id that does not belong to this graph (or this tape).
     #[error("expression {0:?} does not belong to this graph")]
     ForeignId(ExprId),
+    /// An output buffer made by another tape (see `Tape::output`).
+    #[error("this output buffer was made by another tape")]
+    ForeignOutput,
     /// An expression string that does not parse.
     #[error(transparent)]
     Parse(#[from] ParseError),

@@ -120,6 +120,8 @@ pub(crate) enum Op {
     DotSub,
     /// `-(a*b)`
     NegMul,
+    /// `(a*b)*c`
+    MulMul,
 }
 
 impl Op {
@@ -131,7 +133,7 @@ impl Op {
             Copy | Neg | Sqrt | Sin | Cos | Tan | Asin | Acos | Exp | Ln | Abs | Sign | Square
             | Powi => 1,
             Add | Sub | Mul | Div | Pow | Atan2 | Min | Max | NegMul => 2,
-            MulAdd | MulSub | SubMul => 3,
+            MulAdd | MulSub | SubMul | MulMul => 3,
             Dot2 | DotSub => 4,
         }
     }
@@ -282,6 +284,11 @@ impl JacobianPattern {
 pub struct Tape {
     pub(crate) residual_code: Code,
     pub(crate) full_code: Code,
+    /// Output cells of Jacobian entries that are constants, with their values: written
+    /// once by [`Tape::output`], never by evaluation.
+    pub(crate) constant_entries: Vec<(u32, f64)>,
+    /// Serial number of this tape (shared by its clones), checked against outputs.
+    pub(crate) id: u64,
     pub(crate) consts: Vec<f64>,
     pub(crate) pattern: JacobianPattern,
     pub(crate) vars_needed: usize,
@@ -304,6 +311,7 @@ pub struct TapeWorkspace {
 /// Jacobian values (in [`Tape::pattern`] order). Make it once with [`Tape::output`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TapeOutput {
+    tape: u64,
     rows: usize,
     /// `[scratch, residuals, Jacobian values]`; instructions store into it directly.
     stored: Vec<f64>,
@@ -369,9 +377,16 @@ impl Tape {
 
     /// A buffer for this tape's results.
     pub fn output(&self) -> TapeOutput {
+        let mut stored = vec![0.0; 1 + self.pattern.rows + self.pattern.nnz()];
+        for &(cell, value) in &self.constant_entries {
+            if let Some(x) = stored.get_mut(cell as usize) {
+                *x = value;
+            }
+        }
         TapeOutput {
+            tape: self.id,
             rows: self.pattern.rows,
-            stored: vec![0.0; 1 + self.pattern.rows + self.pattern.nnz()],
+            stored,
         }
     }
 
@@ -489,6 +504,9 @@ impl Tape {
         params: &[f64],
         out: &TapeOutput,
     ) -> Result<(), ExprError> {
+        if out.tape != self.id {
+            return Err(ExprError::ForeignOutput);
+        }
         let stored = 1 + self.pattern.rows + self.pattern.nnz();
         let checks = [
             ("workspace slots", self.wide_slots(), ws.wide.len(), false),
@@ -497,7 +515,7 @@ impl Tape {
             ("output values", stored, out.stored.len(), true),
         ];
         for (what, expected, got, exact) in checks {
-            if got < expected || (exact && (got != expected || out.rows != self.pattern.rows)) {
+            if got < expected || (exact && got != expected) {
                 return Err(ExprError::Length {
                     what,
                     expected,
@@ -557,6 +575,7 @@ fn run<S: SlotIndex>(
             Op::Dot2 => at(0) * at(1) + at(2) * at(3),
             Op::DotSub => at(0) * at(1) - at(2) * at(3),
             Op::NegMul => -(at(0) * at(1)),
+            Op::MulMul => at(0) * at(1) * at(2),
         };
         S::write(s, ins.d, v);
         stored[ins.out as usize] = v;

@@ -148,6 +148,19 @@ fn wrong_buffer_lengths_are_errors_not_panics() {
     tape.eval(&mut ws, &[1.0, 2.0], &[], &mut r, &mut j)
         .unwrap();
     assert_eq!((r, j), ([2.0], [2.0, 1.0]));
+    // An output buffer of another tape (even of the same shape) is refused.
+    let mut other = ExprGraph::new();
+    let (o1, o2) = (other.new_var("a"), other.new_var("b"));
+    let (oe1, oe2) = (other.var(o1), other.var(o2));
+    let oe = other.add(oe1, oe2);
+    let other_tape = other.compile(&[oe], &[o1, o2]).unwrap();
+    let mut wrong_out = other_tape.output();
+    assert_eq!(
+        tape.evaluate(&mut ws, &[1.0, 2.0], &[], &mut wrong_out),
+        Err(ExprError::ForeignOutput)
+    );
+    // Constant Jacobian entries are in the output from the start (other_tape's are 1, 1).
+    assert_eq!(wrong_out.jacobian(), &[1.0, 1.0]);
 }
 
 #[test]
