@@ -1,0 +1,382 @@
+//! The joint vocabulary of assembly format v1: type names, aliases, degrees of freedom
+//! removed, and the fields each type takes. The equations live in tenon-system; this
+//! table is what files may say.
+
+use crate::placement::Placement;
+use crate::scalar::Scalar;
+use crate::PartKey;
+
+/// Every joint type of the spec's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+#[allow(missing_docs)] // each variant is the spec row of the same name
+pub enum JointType {
+    Fixed,
+    Revolute,
+    Cylindrical,
+    Slider,
+    Ball,
+    Planar,
+    Universal,
+    Screw,
+    PointOnLine,
+    PointInPlane,
+    LineInPlane,
+    Parallel,
+    Perpendicular,
+    Angle,
+    Distance,
+    Gear,
+    Belt,
+    RackPinion,
+    Slot,
+    Cam,
+    PointLineDistance,
+    ParallelAtDistance,
+    CoplanarParallelAtDistance,
+    ConstantVelocity,
+    ScrewCoupling,
+    NoRotation,
+}
+
+/// A scalar field a joint may carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Field {
+    /// `offset` (planar, point_in_plane, line_in_plane).
+    Offset,
+    /// `pitch`: length per turn (screw, screw_coupling).
+    Pitch,
+    /// `angle`: the angle joint's angle, or a driving value.
+    Angle,
+    /// `distance`: the distance joints' distance, or a driving value.
+    Distance,
+    /// `radius_i` (gear, belt).
+    RadiusI,
+    /// `radius_j` (gear, belt).
+    RadiusJ,
+    /// `radius` (rack_pinion).
+    Radius,
+}
+
+impl Field {
+    /// Every field, in the order files are written.
+    pub const ALL: [Field; 7] = [
+        Field::Offset,
+        Field::Pitch,
+        Field::Angle,
+        Field::Distance,
+        Field::RadiusI,
+        Field::RadiusJ,
+        Field::Radius,
+    ];
+
+    /// The key in files.
+    pub fn key(self) -> &'static str {
+        match self {
+            Field::Offset => "offset",
+            Field::Pitch => "pitch",
+            Field::Angle => "angle",
+            Field::Distance => "distance",
+            Field::RadiusI => "radius_i",
+            Field::RadiusJ => "radius_j",
+            Field::Radius => "radius",
+        }
+    }
+}
+
+/// What a field must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// Any finite number.
+    Any,
+    /// Greater than zero.
+    Positive,
+    /// Zero or more.
+    NonNegative,
+    /// Not zero.
+    NonZero,
+    /// An angle from 0 to 180 degrees (in the file's unit).
+    HalfTurn,
+}
+
+/// How a joint type uses a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldUse {
+    /// The field.
+    pub field: Field,
+    /// Whether the file must give it (else it is absent, or defaults to 0 for offsets).
+    pub required: bool,
+    /// What its value must be.
+    pub rule: Rule,
+    /// True for a driving value (`angle`/`distance` locking a joint's free coordinate).
+    pub drive: bool,
+}
+
+const fn req(field: Field, rule: Rule) -> FieldUse {
+    FieldUse {
+        field,
+        required: true,
+        rule,
+        drive: false,
+    }
+}
+const fn opt(field: Field) -> FieldUse {
+    FieldUse {
+        field,
+        required: false,
+        rule: Rule::Any,
+        drive: false,
+    }
+}
+const fn drive(field: Field) -> FieldUse {
+    FieldUse {
+        field,
+        required: false,
+        rule: Rule::Any,
+        drive: true,
+    }
+}
+
+impl JointType {
+    /// Every type, in the spec's order.
+    pub const ALL: [JointType; 26] = [
+        JointType::Fixed,
+        JointType::Revolute,
+        JointType::Cylindrical,
+        JointType::Slider,
+        JointType::Ball,
+        JointType::Planar,
+        JointType::Universal,
+        JointType::Screw,
+        JointType::PointOnLine,
+        JointType::PointInPlane,
+        JointType::LineInPlane,
+        JointType::Parallel,
+        JointType::Perpendicular,
+        JointType::Angle,
+        JointType::Distance,
+        JointType::Gear,
+        JointType::Belt,
+        JointType::RackPinion,
+        JointType::Slot,
+        JointType::Cam,
+        JointType::PointLineDistance,
+        JointType::ParallelAtDistance,
+        JointType::CoplanarParallelAtDistance,
+        JointType::ConstantVelocity,
+        JointType::ScrewCoupling,
+        JointType::NoRotation,
+    ];
+
+    /// Other names accepted on input.
+    pub const ALIASES: [(&'static str, JointType); 7] = [
+        ("coincident", JointType::Ball),
+        ("sphere_sphere", JointType::Distance),
+        ("concentric", JointType::Cylindrical),
+        ("prismatic", JointType::Slider),
+        ("translational", JointType::Slider),
+        ("spherical", JointType::Ball),
+        ("hinge", JointType::Revolute),
+    ];
+
+    /// The name in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            JointType::Fixed => "fixed",
+            JointType::Revolute => "revolute",
+            JointType::Cylindrical => "cylindrical",
+            JointType::Slider => "slider",
+            JointType::Ball => "ball",
+            JointType::Planar => "planar",
+            JointType::Universal => "universal",
+            JointType::Screw => "screw",
+            JointType::PointOnLine => "point_on_line",
+            JointType::PointInPlane => "point_in_plane",
+            JointType::LineInPlane => "line_in_plane",
+            JointType::Parallel => "parallel",
+            JointType::Perpendicular => "perpendicular",
+            JointType::Angle => "angle",
+            JointType::Distance => "distance",
+            JointType::Gear => "gear",
+            JointType::Belt => "belt",
+            JointType::RackPinion => "rack_pinion",
+            JointType::Slot => "slot",
+            JointType::Cam => "cam",
+            JointType::PointLineDistance => "point_line_distance",
+            JointType::ParallelAtDistance => "parallel_at_distance",
+            JointType::CoplanarParallelAtDistance => "coplanar_parallel_at_distance",
+            JointType::ConstantVelocity => "constant_velocity",
+            JointType::ScrewCoupling => "screw_coupling",
+            JointType::NoRotation => "no_rotation",
+        }
+    }
+
+    /// The type of a name or alias.
+    pub fn from_name(name: &str) -> Option<JointType> {
+        JointType::ALL
+            .iter()
+            .copied()
+            .find(|t| t.name() == name)
+            .or_else(|| {
+                JointType::ALIASES
+                    .iter()
+                    .find(|(a, _)| *a == name)
+                    .map(|&(_, t)| t)
+            })
+    }
+
+    /// Degrees of freedom the joint removes between its two parts (without driving
+    /// values; each driving value removes one more).
+    pub fn dof_removed(self) -> usize {
+        match self {
+            JointType::Fixed => 6,
+            JointType::Revolute | JointType::Slider | JointType::Screw => 5,
+            JointType::Cylindrical
+            | JointType::Universal
+            | JointType::Slot
+            | JointType::CoplanarParallelAtDistance
+            | JointType::ConstantVelocity => 4,
+            JointType::Ball
+            | JointType::Planar
+            | JointType::ParallelAtDistance
+            | JointType::NoRotation => 3,
+            JointType::PointOnLine
+            | JointType::LineInPlane
+            | JointType::Parallel
+            | JointType::Cam => 2,
+            JointType::PointInPlane
+            | JointType::Perpendicular
+            | JointType::Angle
+            | JointType::Distance
+            | JointType::Gear
+            | JointType::Belt
+            | JointType::RackPinion
+            | JointType::PointLineDistance
+            | JointType::ScrewCoupling => 1,
+        }
+    }
+
+    /// The fields this type takes. Driving values: revolute (angle), cylindrical and
+    /// screw (angle, distance), slider (distance), planar (angle: its translation along
+    /// z is fixed by `offset`, so it has no distance to drive).
+    pub fn fields(self) -> &'static [FieldUse] {
+        use Field::*;
+        const REVOLUTE: &[FieldUse] = &[drive(Angle)];
+        const CYLINDRICAL: &[FieldUse] = &[drive(Angle), drive(Distance)];
+        const SLIDER: &[FieldUse] = &[drive(Distance)];
+        const PLANAR: &[FieldUse] = &[opt(Offset), drive(Angle)];
+        const SCREW: &[FieldUse] = &[req(Pitch, Rule::NonZero), drive(Angle), drive(Distance)];
+        const OFFSET: &[FieldUse] = &[opt(Offset)];
+        const ANGLE: &[FieldUse] = &[req(Angle, Rule::HalfTurn)];
+        const DISTANCE: &[FieldUse] = &[req(Distance, Rule::Positive)];
+        const RADII: &[FieldUse] = &[req(RadiusI, Rule::Positive), req(RadiusJ, Rule::Positive)];
+        const RADIUS: &[FieldUse] = &[req(Radius, Rule::Positive)];
+        const AT_DISTANCE: &[FieldUse] = &[req(Distance, Rule::NonNegative)];
+        const PITCH: &[FieldUse] = &[req(Pitch, Rule::NonZero)];
+        match self {
+            JointType::Revolute => REVOLUTE,
+            JointType::Cylindrical => CYLINDRICAL,
+            JointType::Slider => SLIDER,
+            JointType::Planar => PLANAR,
+            JointType::Screw => SCREW,
+            JointType::PointInPlane | JointType::LineInPlane => OFFSET,
+            JointType::Angle => ANGLE,
+            JointType::Distance => DISTANCE,
+            JointType::Gear | JointType::Belt => RADII,
+            JointType::RackPinion => RADIUS,
+            JointType::PointLineDistance
+            | JointType::ParallelAtDistance
+            | JointType::CoplanarParallelAtDistance => AT_DISTANCE,
+            JointType::ScrewCoupling => PITCH,
+            _ => &[],
+        }
+    }
+
+    /// How this type uses `field`, if at all.
+    pub fn field_use(self, field: Field) -> Option<FieldUse> {
+        self.fields().iter().copied().find(|u| u.field == field)
+    }
+
+    /// True when the type takes a cam `profile`.
+    pub fn takes_profile(self) -> bool {
+        self == JointType::Cam
+    }
+
+    /// True when the type has a free coordinate of this kind that a motion or a limit
+    /// can act on.
+    pub fn has_free(self, field: Field) -> bool {
+        self.field_use(field).is_some_and(|u| u.drive)
+    }
+}
+
+/// A cam profile drawn in marker j's xy plane.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CamProfile {
+    /// A circle about marker j's origin.
+    Circle {
+        /// Radius (> 0).
+        radius: Scalar,
+    },
+    /// Radii at `n` equal angles from `x_j`, joined by a periodic cubic spline.
+    Polar(Vec<Scalar>),
+}
+
+/// Where a joint attaches on a part: a named marker, or a frame given in place.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MarkerSpec {
+    /// A marker of the part, by name.
+    Named(String),
+    /// A frame in part coordinates.
+    Inline(Placement),
+}
+
+/// One end of a joint (or spring).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarkerRef {
+    /// The part.
+    pub part: PartKey,
+    /// The frame on it.
+    pub marker: MarkerSpec,
+}
+
+/// Inequalities on a joint's free coordinates: `[min, max]` in file units.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Limits {
+    /// Angle of `x_i` from `x_j` about `z_j`.
+    pub angle: Option<[Scalar; 2]>,
+    /// Distance of `O_i` from `O_j` along `z_j`.
+    pub distance: Option<[Scalar; 2]>,
+}
+
+/// A joint between two markers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Joint {
+    /// Unique id (as in the file).
+    pub id: String,
+    /// Type.
+    pub joint_type: JointType,
+    /// Marker i.
+    pub i: MarkerRef,
+    /// Marker j.
+    pub j: MarkerRef,
+    /// Kept in the file, left out of the solve.
+    pub suppressed: bool,
+    /// Scalar fields, at most one per field, in [`Field::ALL`] order.
+    pub fields: Vec<(Field, Scalar)>,
+    /// Cam profile (cam joints only).
+    pub profile: Option<CamProfile>,
+    /// Limits on free coordinates.
+    pub limits: Limits,
+    /// Data for other programs, kept as given.
+    pub extra: Option<crate::Extra>,
+}
+
+impl Joint {
+    /// The value of a field, if given.
+    pub fn field(&self, field: Field) -> Option<&Scalar> {
+        self.fields
+            .iter()
+            .find(|(f, _)| *f == field)
+            .map(|(_, s)| s)
+    }
+}

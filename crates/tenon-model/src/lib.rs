@@ -1,0 +1,55 @@
+//! Tenon's assembly model: parts, markers, joints, parameters, motions, forces and
+//! simulation settings, with the readers and writers of the assembly formats.
+//!
+//! - [`read_json`] / [`write_json`]: assembly format v1 (`../shared/spec/assembly-format.md`);
+//! - [`read_asmt`]: OndselSolver / FreeCAD `.asmt` files.
+//!
+//! Readers validate as they go; an error ([`ModelError`]) names the source, the place
+//! (JSON path such as `joints[3].i.marker`, or line) and what is wrong. This crate
+//! knows the formats but does no file IO: callers pass text.
+//!
+//! ```
+//! let text = r#"{ "format": "tenon-assembly", "version": 1,
+//!   "parameters": { "L": 200 },
+//!   "parts": [ { "id": "base", "grounded": true },
+//!              { "id": "arm", "markers": { "pin": { "position": ["L", 0, 0] } } } ],
+//!   "joints": [ { "id": "j1", "type": "hinge",
+//!                 "i": { "part": "arm", "marker": "pin" },
+//!                 "j": { "part": "base", "position": [0, 0, 0] } } ] }"#;
+//! let assembly = tenon_model::read_json(text, Some("arm.json")).unwrap();
+//! assert_eq!(assembly.joint_count(), 1);
+//! let again = tenon_model::read_json(&tenon_model::write_json(&assembly), None).unwrap();
+//! assert_eq!(tenon_model::write_json(&again), tenon_model::write_json(&assembly));
+//!
+//! let bad = text.replace("\"pin\" }", "\"pim\" }");
+//! let err = tenon_model::read_json(&bad, Some("arm.json")).unwrap_err();
+//! assert_eq!(err.to_string(), "arm.json: joints[0].i.marker: part 'arm' has no marker 'pim'");
+//! ```
+
+#![warn(missing_docs)]
+
+mod assembly;
+mod error;
+mod joint;
+mod json_read;
+mod json_write;
+mod placement;
+mod scalar;
+
+pub use assembly::{
+    Assembly, Coordinate, Extra, Forces, JointKey, Load, Mass, Motion, Part, PartKey, Simulation,
+    Spring,
+};
+pub use error::{ModelError, Place};
+pub use joint::{
+    CamProfile, Field, FieldUse, Joint, JointType, Limits, MarkerRef, MarkerSpec, Rule,
+};
+pub use json_read::{read_json, FORMAT_NAME, FORMAT_VERSION};
+pub use json_write::write_json;
+pub use placement::{
+    matrix_to_quaternion, quaternion_multiply, quaternion_to_matrix, Placement, Pose, Rotation,
+    MATRIX_TOLERANCE,
+};
+pub use scalar::{
+    AngleUnit, LengthUnit, MassUnit, Parameter, ParameterValues, Scalar, TimeUnit, Units,
+};
