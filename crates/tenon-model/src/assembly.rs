@@ -388,6 +388,17 @@ impl Assembly {
             None => false,
         }
     }
+    /// Replaces a joint's limits.
+    pub fn set_joint_limits(&mut self, key: JointKey, limits: crate::joint::Limits) -> bool {
+        match self.joints.get_mut(key) {
+            Some(j) => {
+                j.limits = limits;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Changes whether a part is grounded.
     pub fn set_grounded(&mut self, key: PartKey, grounded: bool) -> bool {
         match self.parts.get_mut(key) {

@@ -99,6 +99,31 @@ pub enum Rule {
     HalfTurn,
 }
 
+impl Rule {
+    /// Checks a value (in the file's units) against the rule; the error says what it
+    /// must be.
+    pub fn check(self, x: f64, angle: crate::scalar::AngleUnit) -> Result<(), String> {
+        let ok = match self {
+            Rule::Any => true,
+            Rule::Positive => x > 0.0,
+            Rule::NonNegative => x >= 0.0,
+            Rule::NonZero => x != 0.0,
+            Rule::HalfTurn => (0.0..=std::f64::consts::PI).contains(&(x * angle.radians())),
+        };
+        if ok {
+            return Ok(());
+        }
+        let want = match self {
+            Rule::Any => "a number",
+            Rule::Positive => "greater than 0",
+            Rule::NonNegative => "0 or more",
+            Rule::NonZero => "not 0",
+            Rule::HalfTurn => "an angle from 0 to 180 degrees",
+        };
+        Err(format!("must be {want}, is {x}"))
+    }
+}
+
 /// How a joint type uses a field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldUse {
@@ -270,7 +295,8 @@ impl JointType {
         const ANGLE: &[FieldUse] = &[req(Angle, Rule::HalfTurn)];
         const DISTANCE: &[FieldUse] = &[req(Distance, Rule::Positive)];
         const RADII: &[FieldUse] = &[req(RadiusI, Rule::Positive), req(RadiusJ, Rule::Positive)];
-        const RADIUS: &[FieldUse] = &[req(Radius, Rule::Positive)];
+        // A negative radius reverses the rack's direction (OndselSolver files use it).
+        const RADIUS: &[FieldUse] = &[req(Radius, Rule::NonZero)];
         const AT_DISTANCE: &[FieldUse] = &[req(Distance, Rule::NonNegative)];
         const PITCH: &[FieldUse] = &[req(Pitch, Rule::NonZero)];
         match self {
@@ -327,7 +353,7 @@ pub enum MarkerSpec {
     /// A marker of the part, by name.
     Named(String),
     /// A frame in part coordinates.
-    Inline(Placement),
+    Inline(Box<Placement>),
 }
 
 /// One end of a joint (or spring).
@@ -339,13 +365,23 @@ pub struct MarkerRef {
     pub marker: MarkerSpec,
 }
 
-/// Inequalities on a joint's free coordinates: `[min, max]` in file units.
+/// A range `[min, max]` in file units; a side that is `None` is unbounded (written
+/// `null` in files).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Range {
+    /// Lower bound.
+    pub min: Option<Scalar>,
+    /// Upper bound.
+    pub max: Option<Scalar>,
+}
+
+/// Inequalities on a joint's free coordinates.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Limits {
     /// Angle of `x_i` from `x_j` about `z_j`.
-    pub angle: Option<[Scalar; 2]>,
+    pub angle: Option<Range>,
     /// Distance of `O_i` from `O_j` along `z_j`.
-    pub distance: Option<[Scalar; 2]>,
+    pub distance: Option<Range>,
 }
 
 /// A joint between two markers.

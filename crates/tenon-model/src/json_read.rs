@@ -11,7 +11,9 @@ use crate::assembly::{
     Assembly, Coordinate, Extra, Forces, Load, Mass, Motion, Part, Simulation, Spring,
 };
 use crate::error::{ModelError, Place};
-use crate::joint::{CamProfile, Field, Joint, JointType, Limits, MarkerRef, MarkerSpec, Rule};
+use crate::joint::{
+    CamProfile, Field, Joint, JointType, Limits, MarkerRef, MarkerSpec, Range, Rule,
+};
 use crate::placement::{Placement, Rotation};
 use crate::scalar::{
     AngleUnit, LengthUnit, MassUnit, Parameter, ParameterValues, Scalar, TimeUnit, Units,
@@ -340,25 +342,8 @@ impl Ctx {
 
     fn scalar_rule(&self, v: &Value, path: &str, rule: Rule) -> Result<Scalar> {
         let (s, x) = self.scalar(v, path)?;
-        let ok = match rule {
-            Rule::Any => true,
-            Rule::Positive => x > 0.0,
-            Rule::NonNegative => x >= 0.0,
-            Rule::NonZero => x != 0.0,
-            Rule::HalfTurn => {
-                (0.0..=std::f64::consts::PI).contains(&(x * self.units.angle.radians()))
-            }
-        };
-        if !ok {
-            let want = match rule {
-                Rule::Any => "a number",
-                Rule::Positive => "greater than 0",
-                Rule::NonNegative => "0 or more",
-                Rule::NonZero => "not 0",
-                Rule::HalfTurn => "an angle from 0 to 180 degrees",
-            };
-            return Err(ModelError::at_path(path, format!("must be {want}, is {x}")));
-        }
+        rule.check(x, self.units.angle)
+            .map_err(|message| ModelError::at_path(path, message))?;
         Ok(s)
     }
 
@@ -632,7 +617,7 @@ fn read_marker_ref(v: &Value, path: &str, assembly: &Assembly, ctx: &Ctx) -> Res
                 format!("expected a marker name, found {}", describe(other)),
             ))
         }
-        None => MarkerSpec::Inline(ctx.placement_fields(&mut o)?),
+        None => MarkerSpec::Inline(Box::new(ctx.placement_fields(&mut o)?)),
     };
     o.finish()?;
     Ok(MarkerRef {
@@ -780,24 +765,41 @@ fn read_limits(v: &Value, path: &str, joint_type: JointType, ctx: &Ctx) -> Resul
                 ),
             ));
         }
-        let [lo, hi] = ctx.vector::<2>(range, &rpath)?;
-        let (a, b) = (
-            ctx.values
-                .eval(&lo, None)
-                .map_err(|e| ModelError::at_path(&rpath, e.message))?,
-            ctx.values
-                .eval(&hi, None)
-                .map_err(|e| ModelError::at_path(&rpath, e.message))?,
-        );
-        if a > b {
+        let items = array(range, &rpath)?;
+        if items.len() != 2 {
             return Err(ModelError::at_path(
                 &rpath,
-                format!("the minimum {a} is above the maximum {b}"),
+                format!("expected [min, max], found {} values", items.len()),
             ));
         }
+        let mut sides = [None, None];
+        for (k, (side, item)) in sides.iter_mut().zip(items).enumerate() {
+            if !item.is_null() {
+                *side = Some(ctx.scalar(item, &format!("{rpath}[{k}]"))?);
+            }
+        }
+        let [lo, hi] = sides;
+        if let (Some((_, a)), Some((_, b))) = (&lo, &hi) {
+            if a > b {
+                return Err(ModelError::at_path(
+                    &rpath,
+                    format!("the minimum {a} is above the maximum {b}"),
+                ));
+            }
+        }
+        if lo.is_none() && hi.is_none() {
+            return Err(ModelError::at_path(
+                &rpath,
+                "a limit needs a minimum, a maximum or both (null is an open side)",
+            ));
+        }
+        let range = Range {
+            min: lo.map(|(s, _)| s),
+            max: hi.map(|(s, _)| s),
+        };
         match field {
-            Field::Angle => limits.angle = Some([lo, hi]),
-            _ => limits.distance = Some([lo, hi]),
+            Field::Angle => limits.angle = Some(range),
+            _ => limits.distance = Some(range),
         }
     }
     o.finish()?;

@@ -138,11 +138,19 @@ fn joint(assembly: &Assembly, j: &Joint) -> Value {
         None => {}
     }
     let mut limits = Map::new();
+    let range = |r: &crate::joint::Range| {
+        Value::Array(
+            [&r.min, &r.max]
+                .iter()
+                .map(|s| s.as_ref().map_or(Value::Null, scalar))
+                .collect(),
+        )
+    };
     if let Some(a) = &j.limits.angle {
-        limits.insert("angle".into(), vector(a));
+        limits.insert("angle".into(), range(a));
     }
     if let Some(d) = &j.limits.distance {
-        limits.insert("distance".into(), vector(d));
+        limits.insert("distance".into(), range(d));
     }
     if !limits.is_empty() {
         map.insert("limits".into(), Value::Object(limits));

@@ -28,6 +28,7 @@
 
 #![warn(missing_docs)]
 
+mod asmt;
 mod assembly;
 mod error;
 mod joint;
@@ -36,6 +37,7 @@ mod json_write;
 mod placement;
 mod scalar;
 
+pub use asmt::{read_asmt, read_asmt_time_series, AsmtTimeSeries, ASMT_MATRIX_TOLERANCE};
 pub use assembly::{
     Assembly, Coordinate, Extra, Forces, JointKey, Load, Mass, Motion, Part, PartKey, Simulation,
     Spring,

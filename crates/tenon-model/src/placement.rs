@@ -256,11 +256,19 @@ impl Placement {
 
 /// Checks that `m` is orthonormal with determinant +1 within [`MATRIX_TOLERANCE`].
 pub(crate) fn check_rotation_matrix(m: &[[f64; 3]; 3]) -> Result<(), String> {
+    check_rotation_matrix_within(m, MATRIX_TOLERANCE)
+}
+
+/// Checks that `m` is orthonormal with determinant +1 within `tolerance`.
+pub(crate) fn check_rotation_matrix_within(
+    m: &[[f64; 3]; 3],
+    tolerance: f64,
+) -> Result<(), String> {
     for i in 0..3 {
         for j in 0..3 {
             let dot: f64 = (0..3).map(|k| m[i][k] * m[j][k]).sum();
             let want = if i == j { 1.0 } else { 0.0 };
-            if (dot - want).abs() > MATRIX_TOLERANCE {
+            if (dot - want).abs() > tolerance {
                 return Err(format!(
                     "the rotation matrix is not orthonormal (rows {i} and {j}: dot product {dot:.9}, expected {want})"
                 ));
@@ -270,7 +278,7 @@ pub(crate) fn check_rotation_matrix(m: &[[f64; 3]; 3]) -> Result<(), String> {
     let det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
         - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
         + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
-    if (det - 1.0).abs() > MATRIX_TOLERANCE {
+    if (det - 1.0).abs() > tolerance {
         return Err(format!(
             "the rotation matrix has determinant {det:.9}, not +1 (a reflection)"
         ));

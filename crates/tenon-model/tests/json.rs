@@ -68,7 +68,7 @@ const EVERYTHING: &str = r#"{
     { "id": "round", "type": "cam", "i": { "part": "a b/c ü", "marker": "m 1" }, "j": { "part": "cam", "marker": "c" },
       "profile": { "circle": { "radius": "half" } }, "extra": {} },
     { "id": "slide", "type": "prismatic", "i": { "part": "cam", "marker": "c" }, "j": { "part": "ground", "marker": "o" },
-      "limits": { "distance": [0, "L"] } }
+      "limits": { "distance": [null, "L"] } }
   ],
   "motions": [ { "joint": "slide", "distance": "half * sin(turn * t)" } ],
   "forces": { "gravity": [0, 0, -9.81],

@@ -1,0 +1,258 @@
+//! The OndselSolver corpus in ../shared/external/ondsel-asmt: every file loads (or, for
+//! the elements not read yet, fails with an error naming its line), with part, joint
+//! and motion counts checked against an independent count of the file's lines.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+
+use tenon_model::{read_asmt, read_asmt_time_series, read_json, write_json, Place};
+
+fn corpus() -> Vec<(String, String)> {
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/external/ondsel-asmt");
+    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "asmt"))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Counts by scanning lines: parts (plus the assembly's own frame), joints, and driving
+/// motions (rotational and translational).
+fn counts(text: &str) -> (usize, usize, usize) {
+    let (mut parts, mut joints, mut motions) = (1, 0, 0);
+    let mut section = "";
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        if line.starts_with("TimeSeries") {
+            break;
+        }
+        let depth = line.len() - line.trim_start_matches('\t').len();
+        let item = line.trim();
+        match depth {
+            1 | 2
+                if matches!(
+                    item,
+                    "Parts" | "Joints" | "Motions" | "Limits" | "GeneralConstraintSets"
+                ) =>
+            {
+                section = item
+            }
+            1 => section = "",
+            2 if section == "Parts" && item == "Part" => parts += 1,
+            3 if section == "Joints" => joints += 1,
+            3 if section == "Motions"
+                && matches!(item, "RotationalMotion" | "TranslationalMotion") =>
+            {
+                motions += 1
+            }
+            _ => {}
+        }
+    }
+    (parts, joints, motions)
+}
+
+/// Files that use elements Tenon does not read yet, and the line that says so.
+const NOT_YET: &[(&str, &str)] = &[
+    (
+        "00camrocker.asmt",
+        "'RefCurve' under 'RefCurves' is not supported yet",
+    ),
+    (
+        "camfollower.asmt",
+        "'RefCurve' under 'RefCurves' is not supported yet",
+    ),
+    ("coastharbor2.asmt", "is not a motion kind Tenon reads yet"),
+    ("dxftree.asmt", "is not a motion kind Tenon reads yet"),
+];
+
+#[test]
+fn every_corpus_file_loads_with_the_counts_of_the_file() {
+    let files = corpus();
+    assert_eq!(files.len(), 37, "the corpus has 37 files");
+    let mut loaded = 0;
+    for (name, text) in &files {
+        if let Some((_, why)) = NOT_YET.iter().find(|(n, _)| n == name) {
+            let err = read_asmt(text, Some(name)).expect_err(name);
+            assert!(err.message().contains(why), "{name}: {err}");
+            assert!(matches!(err.place(), Place::Line { .. }), "{name}: {err}");
+            continue;
+        }
+        let a = read_asmt(text, Some(name)).unwrap_or_else(|e| panic!("{e}"));
+        let (parts, joints, motions) = counts(text);
+        // Joints with both markers on one part are recorded under extra, not made joints.
+        let within_one_part = a
+            .extra()
+            .map_or(0, |e| e.to_json_text().matches("\"kind\":").count());
+        let expected_within = usize::from(name == "mateproblembobcat.asmt");
+        assert_eq!(
+            within_one_part, expected_within,
+            "{name}: joints within one part"
+        );
+        assert_eq!(a.part_count(), parts, "{name}: parts");
+        assert_eq!(a.joint_count(), joints - within_one_part, "{name}: joints");
+        assert_eq!(a.motions().len(), motions, "{name}: motions");
+        // Converting to JSON v1 and reading back keeps the meaning.
+        let json = write_json(&a);
+        let b = read_json(&json, Some(name)).unwrap_or_else(|e| panic!("{name} as JSON: {e}"));
+        assert_eq!(write_json(&b), json, "{name}: JSON round trip");
+        loaded += 1;
+    }
+    assert_eq!(loaded, 33);
+}
+
+#[test]
+fn crlf_and_lf_load_alike() {
+    for (name, text) in corpus().iter().take(6) {
+        let lf = text.replace("\r\n", "\n");
+        let crlf = lf.replace('\n', "\r\n");
+        match (read_asmt(&lf, None), read_asmt(&crlf, None)) {
+            (Ok(a), Ok(b)) => assert_eq!(write_json(&a), write_json(&b), "{name}"),
+            (Err(a), Err(b)) => assert_eq!(a, b, "{name}"),
+            _ => panic!("{name}: LF and CRLF disagree"),
+        }
+    }
+}
+
+#[test]
+fn time_series_hold_a_pose_per_frame() {
+    let (mut with_series, mut with_frames) = (0, 0);
+    for (name, text) in corpus() {
+        let Some(series) = read_asmt_time_series(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+        else {
+            continue;
+        };
+        with_series += 1;
+        if !series.times.is_empty() {
+            with_frames += 1;
+        }
+        assert!(!series.parts.is_empty(), "{name}");
+        for (part, poses) in &series.parts {
+            // The input column plus one pose per output frame.
+            assert_eq!(poses.len(), series.times.len() + 1, "{name}: {part}");
+        }
+    }
+    // ../shared/external/README.md says 27; the corpus has 21 such blocks, two of them
+    // with the input column only.
+    assert_eq!(with_series, 21, "files with a TimeSeries block");
+    assert_eq!(with_frames, 19, "files whose TimeSeries has output frames");
+}
+
+#[test]
+fn the_piston_maps_joints_motion_and_gravity() {
+    let text = corpus()
+        .into_iter()
+        .find(|(n, _)| n == "piston.asmt")
+        .unwrap()
+        .1;
+    let a = read_asmt(&text, None).unwrap();
+    let kinds: Vec<&str> = a.joints().map(|(_, j)| j.joint_type.name()).collect();
+    assert_eq!(kinds, ["revolute", "revolute", "revolute", "cylindrical"]);
+    let motion = &a.motions()[0];
+    assert_eq!(motion.value, tenon_model::Scalar::Expr("2.0*pi*t".into()));
+    assert_eq!(a.units().angle, tenon_model::AngleUnit::Rad);
+    let g = a.forces().gravity.clone().unwrap();
+    assert_eq!(g[1], tenon_model::Scalar::Number(-9.81));
+}
+
+/// Malformed .asmt texts: each error names the line.
+#[test]
+fn malformed_asmt_names_the_line() {
+    let piston = corpus()
+        .into_iter()
+        .find(|(n, _)| n == "piston.asmt")
+        .unwrap()
+        .1
+        .replace("\r\n", "\n");
+    let line_of = |needle: &str| piston.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let cases: Vec<(String, usize, &str)> = vec![
+        ("hello".into(), 1, "no 'Assembly' item"),
+        (
+            piston.replacen("\t\tPart\n", "\t\tPort\n", 1),
+            line_of("\t\tPart"),
+            "'Port' in 'Parts' is not understood",
+        ),
+        (
+            piston.replacen("RevoluteJoint", "HingeJoint", 1),
+            line_of("RevoluteJoint"),
+            "'HingeJoint' is not a joint kind",
+        ),
+        (
+            piston.replacen("/Assembly1/Part1/Marker1", "/Assembly1/Part9/Marker1", 1),
+            line_of("/Assembly1/Part1/Marker1"),
+            "no part 'Part9'",
+        ),
+        (
+            piston.replacen("/Assembly1/Part1/Marker1", "/Assembly1/Part1/Marker7", 1),
+            line_of("/Assembly1/Part1/Marker1"),
+            "part 'Part1' has no marker 'Marker7'",
+        ),
+        (
+            piston.replacen("\t\t\t\t\t2.0d*pi*time", "\t\t\t\t\t2.0d*pi*", 1),
+            line_of("RotationalMotion"),
+            "motion formula '2.0d*pi*'",
+        ),
+        (
+            piston.replacen("/Assembly1/Joint1\n", "/Assembly1/Joint9\n", 1),
+            line_of("/Assembly1/Joint1"),
+            "no joint '/Assembly1/Joint9'",
+        ),
+        (
+            piston.replacen("\tParts\n", "\tParts\n\t\t\t\tStray\n", 1),
+            line_of("\tParts") + 1,
+            "indented 3 tabs deeper",
+        ),
+        (
+            piston.replacen(
+                "\tConstantGravity\n\t\t0.0 \t-9.81 \t0.0 ",
+                "\tConstantGravity\n\t\t0.0 \t-9.81 ",
+                1,
+            ),
+            line_of("ConstantGravity") + 1,
+            "expected 3 numbers, found 2",
+        ),
+        (
+            piston.replacen("\t\tJoints\n", "\t\tJoints\n\t\t\tBogus\n", 1),
+            line_of("\t\tJoints") + 1,
+            "'Bogus' is not a joint kind",
+        ),
+        (
+            piston.replacen("\tKinematicIJs\n", "\tKinematicIJs\n\t\tSomething\n", 1),
+            line_of("KinematicIJs") + 1,
+            "'Something' under 'KinematicIJs' is not supported yet",
+        ),
+        (
+            piston.replacen(
+                "\tSimulationParameters\n",
+                "\tSimulationParameters\n\t\tspeed\n\t\t\t2\n",
+                1,
+            ),
+            line_of("SimulationParameters") + 1,
+            "'speed' in 'SimulationParameters' is not understood",
+        ),
+    ];
+    for (k, (text, line, message)) in cases.iter().enumerate() {
+        let err = read_asmt(text, Some("bad.asmt")).expect_err(message);
+        assert!(
+            err.message().contains(message),
+            "case {k}: {err}, want {message}"
+        );
+        assert_eq!(
+            err.place(),
+            &Place::Line {
+                line: *line,
+                column: None
+            },
+            "case {k}: {err}"
+        );
+        assert!(err.to_string().starts_with("bad.asmt: line "), "{err}");
+    }
+}
