@@ -1,0 +1,115 @@
+//! The `tenon` command (see `../shared/spec/assembly-format.md`, "The `tenon` command").
+//!
+//! Exit status: 0 done, 1 not solved, 2 bad input or usage. Messages go to stderr and
+//! name the file and the place in it. Files are written by writing a temporary file
+//! beside the target and renaming it, so an interrupted or failed write never leaves a
+//! half-written file, and the input is never changed.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Context};
+use clap::{Parser, Subcommand};
+
+/// Tenon, a parametric assembly solver for CAD.
+#[derive(Debug, Parser)]
+#[command(name = "tenon", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Convert an assembly (.asmt or JSON v1) to JSON v1.
+    Convert {
+        /// Input file (.asmt or .json).
+        input: PathBuf,
+        /// Output file (JSON v1).
+        output: PathBuf,
+    },
+}
+
+/// A failure and the exit status it maps to.
+struct Failure {
+    status: u8,
+    error: anyhow::Error,
+}
+
+fn bad_input(error: anyhow::Error) -> Failure {
+    Failure { status: 2, error }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let status = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(status);
+        }
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("tenon: {:#}", f.error);
+            ExitCode::from(f.status)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Convert { input, output } => {
+            let assembly = load(&input)?;
+            write_atomically(&output, tenon_model::write_json(&assembly).as_bytes())
+                .map_err(bad_input)
+        }
+    }
+}
+
+/// Reads an assembly file; the format follows the extension (`.asmt`, else JSON v1).
+fn load(path: &Path) -> Result<tenon_model::Assembly, Failure> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))
+        .map_err(bad_input)?;
+    let name = path.display().to_string();
+    let is_asmt = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("asmt"));
+    let read = if is_asmt {
+        tenon_model::read_asmt(&text, Some(&name))
+    } else {
+        tenon_model::read_json(&text, Some(&name))
+    };
+    read.map_err(|e| bad_input(anyhow!(e)))
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder and a rename.
+fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("{}: not a file name", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.tenon-tmp-{}",
+        file_name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| -> anyhow::Result<()> {
+        let mut f = std::fs::File::create(&tmp)
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+        f.write_all(bytes)
+            .and_then(|()| f.sync_all())
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot write", path.display()))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
