@@ -1,0 +1,513 @@
+//! Building the equations of an assembly.
+
+use rustc_hash::FxHashMap;
+use tenon_expr::{ExprGraph, ExprId, ParamId, VarId};
+use tenon_model::{
+    matrix_to_quaternion, Assembly, Coordinate, Field, JointKey, JointType, MarkerSpec, PartKey,
+    Placement,
+};
+
+use crate::error::SystemError;
+use crate::frames::{marker_frame, quaternion_matrix, Frame, Lowering, Transform};
+use crate::joints::{self, AngleRequest, Fields, JointBuilder, Quantity};
+
+/// What an equation comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// A joint's own equations.
+    Joint(JointKey),
+    /// A joint's driving value (`angle` or `distance` field).
+    Drive(JointKey, Coordinate),
+    /// A motion (index into the assembly's motions).
+    Motion(usize),
+}
+
+/// One residual equation.
+#[derive(Debug, Clone, Copy)]
+pub struct Equation {
+    /// The residual expression (zero when the equation holds).
+    pub residual: ExprId,
+    /// What it comes from.
+    pub owner: Owner,
+    /// What it measures.
+    pub quantity: Quantity,
+}
+
+/// A free part's unknowns: `p` then `q = (w, x, y, z)`.
+#[derive(Debug, Clone, Copy)]
+pub struct FreePart {
+    /// The part.
+    pub part: PartKey,
+    /// Its 7 unknowns.
+    pub vars: [VarId; 7],
+}
+
+/// An extra unknown (a cam's contact parameter, an angle kept in `[0, 2 pi)`).
+#[derive(Debug, Clone, Copy)]
+pub struct ExtraUnknown {
+    /// The unknown.
+    pub var: VarId,
+    /// The joint it belongs to.
+    pub joint: JointKey,
+}
+
+/// A joint limit: `min <= value <= max` (either side may be open).
+#[derive(Debug, Clone, Copy)]
+pub struct LimitSpec {
+    /// The joint.
+    pub joint: JointKey,
+    /// Which coordinate.
+    pub coordinate: Coordinate,
+    /// The coordinate as an expression (radians for angles, continuous over turns).
+    pub value: ExprId,
+    /// Lower bound.
+    pub min: Option<ExprId>,
+    /// Upper bound.
+    pub max: Option<ExprId>,
+}
+
+/// How the assembly is held in space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grounding {
+    /// At least one part is grounded in the file.
+    Explicit,
+    /// No part was grounded; this one (the first) is treated as grounded.
+    FirstPart(PartKey),
+}
+
+/// A continuous angle: `raw + 2 pi turns`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Turns {
+    pub(crate) raw: ExprId,
+    pub(crate) turns: ParamId,
+    pub(crate) target: Option<ExprId>,
+}
+
+/// An expression whose value at load is held by a parameter.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LoadValue {
+    pub(crate) expr: ExprId,
+    pub(crate) param: ParamId,
+}
+
+/// The equations of an assembly. See the crate documentation.
+#[derive(Debug, Clone)]
+pub struct System {
+    pub(crate) graph: ExprGraph,
+    pub(crate) free_parts: Vec<FreePart>,
+    pub(crate) extra: Vec<ExtraUnknown>,
+    pub(crate) equations: Vec<Equation>,
+    pub(crate) turns: Vec<Turns>,
+    pub(crate) limits: Vec<LimitSpec>,
+    pub(crate) params: Vec<f64>,
+    pub(crate) named_params: Vec<(String, ParamId)>,
+    pub(crate) time: ParamId,
+    pub(crate) state0: Vec<f64>,
+    pub(crate) grounding: Grounding,
+}
+
+struct Builder {
+    graph: ExprGraph,
+    lowering_params: Vec<(String, ParamId)>,
+    angle_unit: tenon_model::AngleUnit,
+    turns: Vec<Turns>,
+    loads: Vec<LoadValue>,
+    extra: Vec<(VarId, ExprId)>,
+    joint: Option<JointKey>,
+    extra_owner: Vec<JointKey>,
+}
+
+impl JointBuilder for Builder {
+    fn graph(&mut self) -> &mut ExprGraph {
+        &mut self.graph
+    }
+
+    fn continuous_angle(&mut self, request: AngleRequest) -> ExprId {
+        let turns = self.graph.new_param(format!("turns#{}", self.turns.len()));
+        self.turns.push(Turns {
+            raw: request.raw,
+            turns,
+            target: request.target,
+        });
+        let k = self.graph.param(turns);
+        let offset = self.graph.scale(k, 2.0 * std::f64::consts::PI);
+        self.graph.add(request.raw, offset)
+    }
+
+    fn load_value(&mut self, expr: ExprId) -> ExprId {
+        let param = self.graph.new_param(format!("load#{}", self.loads.len()));
+        self.loads.push(LoadValue { expr, param });
+        self.graph.param(param)
+    }
+
+    fn extra_unknown(&mut self, name: &str, start: ExprId) -> ExprId {
+        let var = self.graph.new_var(format!("{name}#{}", self.extra.len()));
+        self.extra.push((var, start));
+        if let Some(j) = self.joint {
+            self.extra_owner.push(j);
+        }
+        self.graph.var(var)
+    }
+}
+
+impl Builder {
+    fn placement(&mut self, p: &Placement, what: &str) -> Result<Transform, SystemError> {
+        let params = std::mem::take(&mut self.lowering_params);
+        let result = Lowering {
+            params: &params,
+            angle_unit: self.angle_unit,
+        }
+        .placement(&mut self.graph, p, what);
+        self.lowering_params = params;
+        result
+    }
+
+    fn scalar(
+        &mut self,
+        s: &tenon_model::Scalar,
+        what: &str,
+        is_angle: bool,
+    ) -> Result<ExprId, SystemError> {
+        let params = std::mem::take(&mut self.lowering_params);
+        let low = Lowering {
+            params: &params,
+            angle_unit: self.angle_unit,
+        };
+        let result = if is_angle {
+            low.angle(&mut self.graph, s, what)
+        } else {
+            low.scalar(&mut self.graph, s, what)
+        };
+        self.lowering_params = params;
+        result
+    }
+}
+
+impl System {
+    /// Builds the equations of `assembly` (its model must be valid; parameters are
+    /// evaluated here too).
+    pub fn build(assembly: &Assembly) -> Result<System, SystemError> {
+        let values = assembly.parameter_values()?;
+        let mut b = Builder {
+            graph: ExprGraph::new(),
+            lowering_params: Vec::new(),
+            angle_unit: assembly.units().angle,
+            turns: Vec::new(),
+            loads: Vec::new(),
+            extra: Vec::new(),
+            joint: None,
+            extra_owner: Vec::new(),
+        };
+        let mut params = Vec::new();
+        for p in assembly.parameters() {
+            let id = b.graph.new_param(p.name.clone());
+            b.lowering_params.push((p.name.clone(), id));
+            params.push(values.get(&p.name).unwrap_or(f64::NAN));
+        }
+        let time = b.graph.new_param("t");
+        b.lowering_params.push(("t".into(), time));
+        params.push(0.0);
+        let named_params = b.lowering_params.clone();
+
+        // Parts: grounded ones are expressions of parameters, free ones unknowns.
+        let any_grounded = assembly.parts().any(|(_, p)| p.grounded);
+        let grounding = match (any_grounded, assembly.parts().next()) {
+            (false, Some((k, _))) => Grounding::FirstPart(k),
+            _ => Grounding::Explicit,
+        };
+        let mut transforms: FxHashMap<PartKey, Transform> = FxHashMap::default();
+        let mut free_parts = Vec::new();
+        let mut state0 = Vec::new();
+        for (key, part) in assembly.parts() {
+            let what = format!("part '{}' placement", part.id);
+            let placed = b.placement(&part.placement, &what)?;
+            let grounded = part.grounded || grounding == Grounding::FirstPart(key);
+            if grounded {
+                transforms.insert(key, placed);
+                continue;
+            }
+            // Initial values: the placement evaluated with the parameters.
+            let mut outputs: Vec<ExprId> = placed.translation.to_vec();
+            outputs.extend(placed.rotation.iter().flatten());
+            let v = b.graph.evaluate(&outputs, &[], &params)?;
+            let m = [[v[3], v[4], v[5]], [v[6], v[7], v[8]], [v[9], v[10], v[11]]];
+            let q = matrix_to_quaternion(m);
+            let names = ["px", "py", "pz", "qw", "qx", "qy", "qz"];
+            let vars = names.map(|n| b.graph.new_var(format!("{}.{n}", part.id)));
+            state0.extend([v[0], v[1], v[2], q[0], q[1], q[2], q[3]]);
+            let e = vars.map(|v| b.graph.var(v));
+            let rotation = quaternion_matrix(&mut b.graph, [e[3], e[4], e[5], e[6]]);
+            transforms.insert(
+                key,
+                Transform {
+                    rotation,
+                    translation: [e[0], e[1], e[2]],
+                },
+            );
+            free_parts.push(FreePart { part: key, vars });
+        }
+
+        let mut equations = Vec::new();
+        let mut limits = Vec::new();
+        let mut frames: FxHashMap<JointKey, (Frame, Frame)> = FxHashMap::default();
+        for (key, joint) in assembly.joints() {
+            if joint.suppressed {
+                continue;
+            }
+            b.joint = Some(key);
+            let what = format!("joint '{}'", joint.id);
+            let mut ends = Vec::with_capacity(2);
+            for end in [&joint.i, &joint.j] {
+                let part = assembly
+                    .part(end.part)
+                    .ok_or_else(|| SystemError::Unsupported {
+                        what: what.clone(),
+                        message: "a joint end names a part of another assembly".into(),
+                    })?;
+                let local = match &end.marker {
+                    MarkerSpec::Named(name) => {
+                        part.marker(name)
+                            .cloned()
+                            .ok_or_else(|| SystemError::Unsupported {
+                                what: what.clone(),
+                                message: format!("part '{}' has no marker '{name}'", part.id),
+                            })?
+                    }
+                    MarkerSpec::Inline(p) => (**p).clone(),
+                };
+                let local = b.placement(&local, &what)?;
+                let part_t =
+                    transforms
+                        .get(&end.part)
+                        .copied()
+                        .ok_or_else(|| SystemError::Unsupported {
+                            what: what.clone(),
+                            message: "a joint end names an unknown part".into(),
+                        })?;
+                ends.push(marker_frame(&mut b.graph, &part_t, &local));
+            }
+            let (fi, fj) = (ends[0], ends[1]);
+            frames.insert(key, (fi, fj));
+            let mut fields = Fields { values: Vec::new() };
+            for (field, value) in &joint.fields {
+                let is_angle = *field == Field::Angle;
+                let lowered = b.scalar(value, &format!("{what} {}", field.key()), is_angle)?;
+                fields.values.push((*field, lowered));
+            }
+            let profile = match &joint.profile {
+                Some(p) => {
+                    let radii: Vec<&tenon_model::Scalar> = match p {
+                        tenon_model::CamProfile::Circle { radius } => vec![radius],
+                        tenon_model::CamProfile::Polar(r) => r.iter().collect(),
+                    };
+                    let mut lowered = Vec::new();
+                    for r in radii {
+                        lowered.push(b.scalar(r, &format!("{what} profile"), false)?);
+                    }
+                    Some(joints::lower_profile(&mut b.graph, p, &lowered))
+                }
+                None => None,
+            };
+            if joint.joint_type == JointType::Cam && profile.is_none() {
+                return Err(SystemError::Unsupported {
+                    what,
+                    message: "a cam joint needs a profile".into(),
+                });
+            }
+            for r in joints::equations(
+                &mut b,
+                joint.joint_type,
+                &fi,
+                &fj,
+                &fields,
+                profile.as_ref(),
+            ) {
+                equations.push(Equation {
+                    residual: r.expr,
+                    owner: Owner::Joint(key),
+                    quantity: r.quantity,
+                });
+            }
+            // Driving values lock the free coordinate.
+            for (field, coordinate) in [
+                (Field::Angle, Coordinate::Angle),
+                (Field::Distance, Coordinate::Distance),
+            ] {
+                let is_drive = joint.joint_type.field_use(field).is_some_and(|u| u.drive);
+                if let (true, Some(target)) = (is_drive, fields.get(field)) {
+                    let (value, quantity) =
+                        coordinate_expr(&mut b, coordinate, &fi, &fj, Some(target));
+                    equations.push(Equation {
+                        residual: b.graph.sub(value, target),
+                        owner: Owner::Drive(key, coordinate),
+                        quantity,
+                    });
+                }
+            }
+            // Limits.
+            for (range, coordinate) in [
+                (&joint.limits.angle, Coordinate::Angle),
+                (&joint.limits.distance, Coordinate::Distance),
+            ] {
+                let Some(range) = range else { continue };
+                let is_angle = coordinate == Coordinate::Angle;
+                let (value, _) = coordinate_expr(&mut b, coordinate, &fi, &fj, None);
+                let min = match &range.min {
+                    Some(s) => Some(b.scalar(s, &format!("{what} limit"), is_angle)?),
+                    None => None,
+                };
+                let max = match &range.max {
+                    Some(s) => Some(b.scalar(s, &format!("{what} limit"), is_angle)?),
+                    None => None,
+                };
+                limits.push(LimitSpec {
+                    joint: key,
+                    coordinate,
+                    value,
+                    min,
+                    max,
+                });
+            }
+        }
+        b.joint = None;
+
+        // Motions: the joint's free coordinate follows a function of time.
+        for (index, motion) in assembly.motions().iter().enumerate() {
+            let Some(joint) = assembly.joint(motion.joint) else {
+                continue;
+            };
+            if joint.suppressed {
+                continue;
+            }
+            let Some(&(fi, fj)) = frames.get(&motion.joint) else {
+                continue;
+            };
+            let is_angle = motion.coordinate == Coordinate::Angle;
+            let target = b.scalar(
+                &motion.value,
+                &format!("motion of joint '{}'", joint.id),
+                is_angle,
+            )?;
+            let (value, quantity) =
+                coordinate_expr(&mut b, motion.coordinate, &fi, &fj, Some(target));
+            equations.push(Equation {
+                residual: b.graph.sub(value, target),
+                owner: Owner::Motion(index),
+                quantity,
+            });
+        }
+
+        // Values at load: turn counters, load values, extra unknowns. Parameter ids are
+        // dense in creation order: the assembly's parameters and t came first.
+        let mut params_full = vec![0.0; b.graph.param_count()];
+        params_full[..params.len()].copy_from_slice(&params);
+        let mut state0 = state0;
+        let extra_start: Vec<(VarId, ExprId)> = b.extra.clone();
+        // Extra unknowns start where the load pose puts them (needs the state).
+        state0.resize(b.graph.var_count(), 0.0);
+        for &(var, start) in &extra_start {
+            let raw = b.graph.evaluate(&[start], &state0, &params_full)?[0];
+            state0[var.index()] = raw.rem_euclid(2.0 * std::f64::consts::PI);
+        }
+        for t in &b.turns {
+            let raw = b.graph.evaluate(&[t.raw], &state0, &params_full)?[0];
+            let k = match t.target {
+                Some(target) => {
+                    let goal = b.graph.evaluate(&[target], &state0, &params_full)?[0];
+                    ((goal - raw) / (2.0 * std::f64::consts::PI)).round()
+                }
+                None => 0.0,
+            };
+            params_full[t.turns.index()] = if k.is_finite() { k } else { 0.0 };
+        }
+        for l in &b.loads {
+            params_full[l.param.index()] = b.graph.evaluate(&[l.expr], &state0, &params_full)?[0];
+        }
+        let extra = extra_start
+            .iter()
+            .zip(&b.extra_owner)
+            .map(|(&(var, _), &joint)| ExtraUnknown { var, joint })
+            .collect();
+        Ok(System {
+            graph: b.graph,
+            free_parts,
+            extra,
+            equations,
+            turns: b.turns,
+            limits,
+            params: params_full,
+            named_params,
+            time,
+            state0,
+            grounding,
+        })
+    }
+
+    /// The expression graph (for compiling subsets, diagnostics, display).
+    pub fn graph(&self) -> &ExprGraph {
+        &self.graph
+    }
+    /// All equations, joint by joint in file order, then motions.
+    pub fn equations(&self) -> &[Equation] {
+        &self.equations
+    }
+    /// Free parts and their unknowns, in file order.
+    pub fn free_parts(&self) -> &[FreePart] {
+        &self.free_parts
+    }
+    /// Extra unknowns (cam contact parameters).
+    pub fn extra_unknowns(&self) -> &[ExtraUnknown] {
+        &self.extra
+    }
+    /// Joint limits.
+    pub fn limits(&self) -> &[LimitSpec] {
+        &self.limits
+    }
+    /// How the assembly is held.
+    pub fn grounding(&self) -> Grounding {
+        self.grounding
+    }
+    /// Unknown values at load (indexed by `VarId::index`).
+    pub fn initial_state(&self) -> Vec<f64> {
+        self.state0.clone()
+    }
+    /// Parameter values at load (indexed by `ParamId::index`), with `t = 0`.
+    pub fn initial_parameters(&self) -> Vec<f64> {
+        self.params.clone()
+    }
+    /// The parameter of that name (an assembly parameter, or `t`).
+    pub fn parameter(&self, name: &str) -> Option<ParamId> {
+        self.named_params
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|&(_, p)| p)
+    }
+    /// The time parameter `t`.
+    pub fn time(&self) -> ParamId {
+        self.time
+    }
+}
+
+/// A joint's free coordinate: the continuous twist angle of `x_i` from `x_j` about `z_j`
+/// (starting on the turn nearest `target` when given), or the slide `d . z_j`.
+fn coordinate_expr(
+    b: &mut Builder,
+    coordinate: Coordinate,
+    fi: &Frame,
+    fj: &Frame,
+    target: Option<ExprId>,
+) -> (ExprId, Quantity) {
+    match coordinate {
+        Coordinate::Angle => {
+            let raw = joints::twist_angle(&mut b.graph, fi, fj);
+            (
+                b.continuous_angle(AngleRequest { raw, target }),
+                Quantity::Angle,
+            )
+        }
+        Coordinate::Distance => (
+            joints::slide_distance(&mut b.graph, fi, fj),
+            Quantity::Length,
+        ),
+    }
+}

@@ -1,0 +1,31 @@
+//! The crate's one error type.
+
+/// An assembly that cannot be turned into equations (its model validates, but a value
+/// cannot be used here), or a failure to compile.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SystemError {
+    /// The model is invalid (e.g. a parameter cycle).
+    #[error(transparent)]
+    Model(#[from] tenon_model::ModelError),
+    /// An expression in the assembly does not lower (unknown name, bad syntax).
+    #[error("{what}: {message}")]
+    Expression {
+        /// Which value.
+        what: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An element Tenon cannot build equations for.
+    #[error("{what}: {message}")]
+    Unsupported {
+        /// Which element.
+        what: String,
+        /// Why.
+        message: String,
+    },
+    /// Compilation or evaluation failed (a bug if it happens: the builder controls the
+    /// expressions).
+    #[error("expression engine: {0}")]
+    Engine(#[from] tenon_expr::ExprError),
+}

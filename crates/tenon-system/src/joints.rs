@@ -1,0 +1,501 @@
+//! Every joint type as equations. Notation: `O_i, x_i, y_i, z_i` are marker i's world
+//! origin and axes (likewise j), `d = O_i - O_j`. Each function documents its equations;
+//! each emits exactly as many equations as degrees of freedom it removes, independent at
+//! every non-degenerate pose (tests in `tests/joints.rs` check the rank).
+//!
+//! Axis alignment is written as projections onto the other marker's x and y axes
+//! (`z_i . x_j = 0`, `z_i . y_j = 0`): two independent equations wherever the axes are
+//! (neither three cross-product components, which are rank-deficient, nor two fixed
+//! world components, which are singular in coordinate planes). These also hold at
+//! `z_i = -z_j`; the solver keeps the loaded branch.
+
+use tenon_expr::{ExprGraph, ExprId};
+use tenon_model::{CamProfile, Field, JointType};
+
+use crate::frames::{sub3, Frame};
+
+/// What a residual measures, for tolerances and reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quantity {
+    /// A length in model units.
+    Length,
+    /// An angle in radians (or a direction cosine, which is one near zero).
+    Angle,
+}
+
+/// One residual of a joint.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Residual {
+    pub(crate) expr: ExprId,
+    pub(crate) quantity: Quantity,
+}
+
+/// An angle that must stay continuous over many turns: `raw + 2 pi turns`, with
+/// `turns` a parameter the state update keeps so that the angle does not jump by a turn.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AngleRequest {
+    /// `atan2(...)` in (-pi, pi].
+    pub(crate) raw: ExprId,
+    /// For a driving angle: the target at load, to start on the nearest turn.
+    pub(crate) target: Option<ExprId>,
+}
+
+/// What a joint's equations need from the builder.
+pub(crate) trait JointBuilder {
+    fn graph(&mut self) -> &mut ExprGraph;
+    /// A continuous angle (see [`AngleRequest`]); returns `raw + 2 pi turns`.
+    fn continuous_angle(&mut self, request: AngleRequest) -> ExprId;
+    /// The load value of a continuous angle (a parameter set from the loaded pose).
+    fn load_value(&mut self, angle: ExprId) -> ExprId;
+    /// A new unknown (a cam's contact parameter, an angle kept in `[0, 2 pi)`) starting
+    /// at the value of `start` at load.
+    fn extra_unknown(&mut self, name: &str, start: ExprId) -> ExprId;
+}
+
+/// The joint's fields, lowered (angles in radians).
+pub(crate) struct Fields {
+    pub(crate) values: Vec<(Field, ExprId)>,
+}
+
+impl Fields {
+    pub(crate) fn get(&self, f: Field) -> Option<ExprId> {
+        self.values.iter().find(|(k, _)| *k == f).map(|&(_, e)| e)
+    }
+}
+
+fn length(expr: ExprId) -> Residual {
+    Residual {
+        expr,
+        quantity: Quantity::Length,
+    }
+}
+
+fn angle(expr: ExprId) -> Residual {
+    Residual {
+        expr,
+        quantity: Quantity::Angle,
+    }
+}
+
+/// `O_i = O_j`: `d = 0` (3 equations).
+fn coincident(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Vec<Residual> {
+    sub3(g, i.origin, j.origin)
+        .into_iter()
+        .map(length)
+        .collect()
+}
+
+/// `z_i = +-z_j`: `z_i . x_j = 0`, `z_i . y_j = 0` (2 equations).
+fn aligned(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Vec<Residual> {
+    vec![angle(g.dot(&i.z(), &j.x())), angle(g.dot(&i.z(), &j.y()))]
+}
+
+/// `O_i` on the line `(O_j, z_j)`: `d . x_j = 0`, `d . y_j = 0` (2 equations).
+fn on_z_line(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Vec<Residual> {
+    let d = sub3(g, i.origin, j.origin);
+    vec![length(g.dot(&d, &j.x())), length(g.dot(&d, &j.y()))]
+}
+
+/// `(O_i - O_j) . z_j = offset` (1 equation).
+fn in_plane(g: &mut ExprGraph, i: &Frame, j: &Frame, offset: ExprId) -> Residual {
+    let d = sub3(g, i.origin, j.origin);
+    let h = g.dot(&d, &j.z());
+    length(g.sub(h, offset))
+}
+
+/// `x_i . y_j = 0`: no turn about the common z (with aligned axes; 1 equation).
+fn no_twist(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Residual {
+    angle(g.dot(&i.x(), &j.y()))
+}
+
+/// `z_i . z_j = 0` (1 equation).
+fn perpendicular(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Residual {
+    angle(g.dot(&i.z(), &j.z()))
+}
+
+/// Distance of `O_i` from the line `(O_j, z_j)`: `sqrt((d . x_j)^2 + (d . y_j)^2)`.
+fn distance_from_z_line(g: &mut ExprGraph, i: &Frame, j: &Frame) -> ExprId {
+    let d = sub3(g, i.origin, j.origin);
+    let (a, b) = (g.dot(&d, &j.x()), g.dot(&d, &j.y()));
+    let (a2, b2) = (g.powi(a, 2), g.powi(b, 2));
+    let s = g.add(a2, b2);
+    g.sqrt(s)
+}
+
+/// The angle of `x_i` from `x_j` about `z_j`: `atan2(x_i . y_j, x_i . x_j)` (raw).
+pub(crate) fn twist_angle(g: &mut ExprGraph, i: &Frame, j: &Frame) -> ExprId {
+    let s = g.dot(&i.x(), &j.y());
+    let c = g.dot(&i.x(), &j.x());
+    g.atan2(s, c)
+}
+
+/// The distance of `O_i` from `O_j` along `z_j`: `d . z_j`.
+pub(crate) fn slide_distance(g: &mut ExprGraph, i: &Frame, j: &Frame) -> ExprId {
+    let d = sub3(g, i.origin, j.origin);
+    g.dot(&d, &j.z())
+}
+
+/// Equations of a joint type (without driving values).
+pub(crate) fn equations(
+    b: &mut dyn JointBuilder,
+    joint_type: JointType,
+    i: &Frame,
+    j: &Frame,
+    fields: &Fields,
+    profile: Option<&LoweredProfile>,
+) -> Vec<Residual> {
+    let zero = b.graph().zero();
+    let field = |f: Field| fields.get(f).unwrap_or(zero);
+    match joint_type {
+        // Frames coincide: O_i = O_j, z_i . x_j = z_i . y_j = x_i . y_j = 0 (6).
+        JointType::Fixed => {
+            let g = b.graph();
+            let mut r = coincident(g, i, j);
+            r.extend(aligned(g, i, j));
+            r.push(no_twist(g, i, j));
+            r
+        }
+        // O_i = O_j and z_i = +-z_j (5).
+        JointType::Revolute => {
+            let g = b.graph();
+            let mut r = coincident(g, i, j);
+            r.extend(aligned(g, i, j));
+            r
+        }
+        // O_i on the line (O_j, z_j), z_i = +-z_j (4).
+        JointType::Cylindrical => {
+            let g = b.graph();
+            let mut r = on_z_line(g, i, j);
+            r.extend(aligned(g, i, j));
+            r
+        }
+        // Cylindrical and x_i . y_j = 0 (5).
+        JointType::Slider => {
+            let g = b.graph();
+            let mut r = on_z_line(g, i, j);
+            r.extend(aligned(g, i, j));
+            r.push(no_twist(g, i, j));
+            r
+        }
+        // O_i = O_j (3).
+        JointType::Ball => coincident(b.graph(), i, j),
+        // z_i = +-z_j and (O_i - O_j) . z_j = offset (3).
+        JointType::Planar => {
+            let g = b.graph();
+            let mut r = aligned(g, i, j);
+            r.push(in_plane(g, i, j, field(Field::Offset)));
+            r
+        }
+        // O_i = O_j and z_i . z_j = 0 (4).
+        JointType::Universal => {
+            let g = b.graph();
+            let mut r = coincident(g, i, j);
+            r.push(perpendicular(g, i, j));
+            r
+        }
+        // Cylindrical and 2 pi (s - s0) = pitch (a - a0), with s = d . z_j the slide and
+        // a the continuous twist angle of x_i from x_j about z_j (5).
+        JointType::Screw => {
+            let g = b.graph();
+            let mut r = on_z_line(g, i, j);
+            r.extend(aligned(g, i, j));
+            r.push(screw_relation(b, i, j, field(Field::Pitch)));
+            r
+        }
+        // Only the screw relation (1).
+        JointType::ScrewCoupling => vec![screw_relation(b, i, j, field(Field::Pitch))],
+        // O_i on the line (O_j, z_j) (2).
+        JointType::PointOnLine => on_z_line(b.graph(), i, j),
+        // (O_i - O_j) . z_j = offset (1).
+        JointType::PointInPlane => vec![in_plane(b.graph(), i, j, field(Field::Offset))],
+        // z_i . z_j = 0 and (O_i - O_j) . z_j = offset (2).
+        JointType::LineInPlane => {
+            let g = b.graph();
+            vec![
+                perpendicular(g, i, j),
+                in_plane(g, i, j, field(Field::Offset)),
+            ]
+        }
+        // z_i = +-z_j (2).
+        JointType::Parallel => aligned(b.graph(), i, j),
+        // z_i . z_j = 0 (1).
+        JointType::Perpendicular => vec![perpendicular(b.graph(), i, j)],
+        // z_i . z_j = cos(angle) (1). Degenerate at 0 and 180 degrees, where the angle
+        // joint is really a parallel joint (2 degrees of freedom): use that there.
+        JointType::Angle => {
+            let g = b.graph();
+            let c = g.dot(&i.z(), &j.z());
+            let target = g.cos(field(Field::Angle));
+            vec![angle(g.sub(c, target))]
+        }
+        // |O_i - O_j| = distance (1).
+        JointType::Distance => {
+            let g = b.graph();
+            let d = sub3(g, i.origin, j.origin);
+            let sq: Vec<ExprId> = d.iter().map(|&c| g.powi(c, 2)).collect();
+            let s = g.sum(&sq);
+            let n = g.sqrt(s);
+            vec![length(g.sub(n, field(Field::Distance)))]
+        }
+        // r_i (a_i - a_i0) + r_j (a_j - a_j0) = 0 (gear) or r_i (a_i - a_i0) - r_j (a_j - a_j0)
+        // = 0 (belt), with a_i the continuous angle of the line of centres O_j - O_i seen
+        // in marker i's xy plane and a_j that of O_i - O_j in marker j's (1).
+        JointType::Gear | JointType::Belt => {
+            let (ai, aj) = centre_line_angles(b, i, j);
+            let (ri, rj) = (field(Field::RadiusI), field(Field::RadiusJ));
+            let (ai0, aj0) = (b.load_value(ai), b.load_value(aj));
+            let g = b.graph();
+            let dai = g.sub(ai, ai0);
+            let daj = g.sub(aj, aj0);
+            let ti = g.mul(ri, dai);
+            let tj = g.mul(rj, daj);
+            let e = if joint_type == JointType::Gear {
+                g.add(ti, tj)
+            } else {
+                g.sub(ti, tj)
+            };
+            vec![length(e)]
+        }
+        // (x - x0) + radius (a - a0) = 0 with x = (O_j - O_i) . x_i the pinion centre's
+        // travel along the rack and a the continuous angle of x_j from x_i about z (1).
+        JointType::RackPinion => {
+            let raw = {
+                let g = b.graph();
+                let s = g.dot(&j.x(), &i.y());
+                let c = g.dot(&j.x(), &i.x());
+                g.atan2(s, c)
+            };
+            let a = b.continuous_angle(AngleRequest { raw, target: None });
+            let a0 = b.load_value(a);
+            let x = {
+                let g = b.graph();
+                let d = sub3(g, j.origin, i.origin);
+                g.dot(&d, &i.x())
+            };
+            let x0 = b.load_value(x);
+            let g = b.graph();
+            let dx = g.sub(x, x0);
+            let da = g.sub(a, a0);
+            let turn = g.mul(field(Field::Radius), da);
+            vec![length(g.add(dx, turn))]
+        }
+        // O_i on the line (O_j, x_j): d . y_j = d . z_j = 0; z_i = +-z_j (4).
+        JointType::Slot => {
+            let g = b.graph();
+            let d = sub3(g, i.origin, j.origin);
+            let mut r = vec![length(g.dot(&d, &j.y())), length(g.dot(&d, &j.z()))];
+            r.extend(aligned(g, i, j));
+            r
+        }
+        // O_i = profile point c(s) in marker j's xy plane, s an extra unknown:
+        // d . x_j = rho(s) cos s, d . y_j = rho(s) sin s, d . z_j = 0 (3 equations, one
+        // unknown: 2 degrees of freedom removed).
+        JointType::Cam => cam(b, i, j, profile),
+        // Distance of O_i from the line (O_j, z_j) = distance (1).
+        JointType::PointLineDistance => {
+            let g = b.graph();
+            let r = distance_from_z_line(g, i, j);
+            vec![length(g.sub(r, field(Field::Distance)))]
+        }
+        // z_i = +-z_j and point_line_distance (3).
+        JointType::ParallelAtDistance => {
+            let g = b.graph();
+            let mut r = aligned(g, i, j);
+            let dist = distance_from_z_line(g, i, j);
+            r.push(length(g.sub(dist, field(Field::Distance))));
+            r
+        }
+        // parallel_at_distance and O_i in the plane (O_j, z_j) (4).
+        JointType::CoplanarParallelAtDistance => {
+            let g = b.graph();
+            let mut r = aligned(g, i, j);
+            r.push(in_plane(g, i, j, zero));
+            let dist = distance_from_z_line(g, i, j);
+            r.push(length(g.sub(dist, field(Field::Distance))));
+            r
+        }
+        // O_i = O_j and x_i . y_j + y_i . x_j = 0 (4).
+        JointType::ConstantVelocity => {
+            let g = b.graph();
+            let mut r = coincident(g, i, j);
+            let a = g.dot(&i.x(), &j.y());
+            let c = g.dot(&i.y(), &j.x());
+            r.push(angle(g.add(a, c)));
+            r
+        }
+        // Same orientation: y_i . x_j = z_i . x_j = z_i . y_j = 0 (3).
+        JointType::NoRotation => {
+            let g = b.graph();
+            vec![
+                angle(g.dot(&i.y(), &j.x())),
+                angle(g.dot(&i.z(), &j.x())),
+                angle(g.dot(&i.z(), &j.y())),
+            ]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// `2 pi (s - s0) - pitch (a - a0)`: `s = (O_j - O_i) . z_i` the advance of `O_j` along
+/// marker i's axis, `a` the continuous angle of `x_j` from `x_i` about `z_i`.
+fn screw_relation(b: &mut dyn JointBuilder, i: &Frame, j: &Frame, pitch: ExprId) -> Residual {
+    let raw = {
+        let g = b.graph();
+        let s = g.dot(&j.x(), &i.y());
+        let c = g.dot(&j.x(), &i.x());
+        g.atan2(s, c)
+    };
+    let a = b.continuous_angle(AngleRequest { raw, target: None });
+    let a0 = b.load_value(a);
+    let s = {
+        let g = b.graph();
+        let d = sub3(g, j.origin, i.origin);
+        g.dot(&d, &i.z())
+    };
+    let s0 = b.load_value(s);
+    let g = b.graph();
+    let ds = g.sub(s, s0);
+    let advance = g.scale(ds, 2.0 * std::f64::consts::PI);
+    let da = g.sub(a, a0);
+    let turn = g.mul(pitch, da);
+    length(g.sub(advance, turn))
+}
+
+/// Continuous angles of the line of centres in each gear's plane.
+fn centre_line_angles(b: &mut dyn JointBuilder, i: &Frame, j: &Frame) -> (ExprId, ExprId) {
+    let (raw_i, raw_j) = {
+        let g = b.graph();
+        let dij = sub3(g, j.origin, i.origin);
+        let dji = sub3(g, i.origin, j.origin);
+        let yi = g.dot(&dij, &i.y());
+        let xi = g.dot(&dij, &i.x());
+        let yj = g.dot(&dji, &j.y());
+        let xj = g.dot(&dji, &j.x());
+        (g.atan2(yi, xi), g.atan2(yj, xj))
+    };
+    let ai = b.continuous_angle(AngleRequest {
+        raw: raw_i,
+        target: None,
+    });
+    let aj = b.continuous_angle(AngleRequest {
+        raw: raw_j,
+        target: None,
+    });
+    (ai, aj)
+}
+
+/// A cam profile lowered: a circle radius, or the coefficients of the periodic cubic
+/// B-spline through the given radii.
+pub(crate) enum LoweredProfile {
+    Circle(ExprId),
+    /// `rho(s) = sum_k c_k B(n s / (2 pi) - k)` over the periodic extension, `B` the
+    /// uniform cubic B-spline; `c` solves the interpolation conditions exactly.
+    Spline(Vec<ExprId>),
+}
+
+/// Coefficients of the periodic uniform cubic B-spline through `radii`: the circulant
+/// system `(c_{k-1} + 4 c_k + c_{k+1}) / 6 = r_k` solved once numerically for its
+/// inverse's first row, then applied to the radii (which may be expressions).
+pub(crate) fn spline_coefficients(g: &mut ExprGraph, radii: &[ExprId]) -> Vec<ExprId> {
+    let n = radii.len();
+    // Inverse of the circulant matrix by solving A w = e_0 with periodic Gauss-Seidel
+    // (diagonally dominant: converges fast), then shifting.
+    let mut w = vec![0.0; n];
+    for _ in 0..200 {
+        for k in 0..n {
+            let rhs = if k == 0 { 6.0 } else { 0.0 };
+            let left = w[(k + n - 1) % n];
+            let right = w[(k + 1) % n];
+            w[k] = (rhs - left - right) / 4.0;
+        }
+    }
+    (0..n)
+        .map(|k| {
+            let terms: Vec<ExprId> = (0..n)
+                .map(|m| g.scale(radii[m], w[(m + n - k) % n]))
+                .collect();
+            g.sum(&terms)
+        })
+        .collect()
+}
+
+/// The uniform cubic B-spline `B(u)` (support `[-2, 2]`) from truncated powers:
+/// `(1/6) sum_k (-1)^k C(4, k) max(u + 2 - k, 0)^3`.
+fn bspline(g: &mut ExprGraph, u: ExprId) -> ExprId {
+    let zero = g.zero();
+    let weights = [1.0, -4.0, 6.0, -4.0, 1.0];
+    let mut terms = Vec::new();
+    for (k, w) in weights.iter().enumerate() {
+        let shift = g.constant(2.0 - k as f64);
+        let x = g.add(u, shift);
+        let plus = g.max(x, zero);
+        let cube = g.powi(plus, 3);
+        terms.push(g.scale(cube, w / 6.0));
+    }
+    g.sum(&terms)
+}
+
+/// `rho(s)` for `s` in `[0, 2 pi)` (the contact parameter is kept there by the state
+/// update).
+fn spline_radius(g: &mut ExprGraph, c: &[ExprId], s: ExprId) -> ExprId {
+    let n = c.len();
+    let u = g.scale(s, n as f64 / (2.0 * std::f64::consts::PI));
+    let mut terms = Vec::new();
+    // Knots k = -2 ..= n + 1 cover u in [0, n) with the periodic coefficients.
+    for k in -2..(n as i64 + 2) {
+        let shift = g.constant(-(k as f64));
+        let uk = g.add(u, shift);
+        let basis = bspline(g, uk);
+        let coeff = c[k.rem_euclid(n as i64) as usize];
+        terms.push(g.mul(coeff, basis));
+    }
+    g.sum(&terms)
+}
+
+fn cam(
+    b: &mut dyn JointBuilder,
+    i: &Frame,
+    j: &Frame,
+    profile: Option<&LoweredProfile>,
+) -> Vec<Residual> {
+    // The contact parameter starts at the polar angle of O_i in marker j's plane (the
+    // builder wraps it into [0, 2 pi)).
+    let start = {
+        let g = b.graph();
+        let d = sub3(g, i.origin, j.origin);
+        let (y, x) = (g.dot(&d, &j.y()), g.dot(&d, &j.x()));
+        g.atan2(y, x)
+    };
+    let s = b.extra_unknown("cam contact", start);
+    let g = b.graph();
+    let rho = match profile {
+        Some(LoweredProfile::Circle(r)) => *r,
+        Some(LoweredProfile::Spline(c)) => spline_radius(g, c, s),
+        None => g.zero(),
+    };
+    let d = sub3(g, i.origin, j.origin);
+    let (cx, sy) = (g.cos(s), g.sin(s));
+    let px = g.mul(rho, cx);
+    let py = g.mul(rho, sy);
+    let dx = g.dot(&d, &j.x());
+    let dy = g.dot(&d, &j.y());
+    vec![
+        length(g.sub(dx, px)),
+        length(g.sub(dy, py)),
+        length(g.dot(&d, &j.z())),
+    ]
+}
+
+/// Lowers a cam profile.
+pub(crate) fn lower_profile(
+    g: &mut ExprGraph,
+    profile: &CamProfile,
+    lowered: &[ExprId],
+) -> LoweredProfile {
+    match profile {
+        CamProfile::Circle { .. } => {
+            LoweredProfile::Circle(lowered.first().copied().unwrap_or(g.zero()))
+        }
+        CamProfile::Polar(_) => LoweredProfile::Spline(spline_coefficients(g, lowered)),
+    }
+}

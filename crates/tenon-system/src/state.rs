@@ -1,0 +1,235 @@
+//! The state of an assembly (values of the unknowns) and its tangent space: the
+//! exponential-map update, the tangent Jacobian, and the turn counters.
+
+use tenon_expr::{ExprId, Tape, TapeOutput, TapeWorkspace, VarId};
+use tenon_model::quaternion_multiply;
+
+use crate::build::System;
+use crate::error::SystemError;
+
+/// The whole system compiled once: all residuals and their Jacobian with respect to
+/// every unknown, and the raw angles whose turns are counted.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    tape: Tape,
+    columns: Vec<VarId>,
+    raw_angles: Tape,
+}
+
+/// A Jacobian in the tangent space, as `(row, column, value)` entries (a column may
+/// appear more than once per row; entries add).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TangentJacobian {
+    /// Rows (equations).
+    pub rows: usize,
+    /// Columns (6 per free part: `dp`, then `dtheta`; then one per extra unknown).
+    pub columns: usize,
+    /// Entries.
+    pub entries: Vec<(u32, u32, f64)>,
+}
+
+impl TangentJacobian {
+    /// Row-major dense form.
+    pub fn to_dense(&self) -> Vec<f64> {
+        let mut m = vec![0.0; self.rows * self.columns];
+        for &(r, c, v) in &self.entries {
+            if let Some(x) = m.get_mut(r as usize * self.columns + c as usize) {
+                *x += v;
+            }
+        }
+        m
+    }
+}
+
+/// Where a graph unknown lands in the tangent space.
+#[derive(Clone, Copy)]
+enum Slot {
+    /// Tangent column directly (positions, extra unknowns).
+    Direct(u32),
+    /// Quaternion component `k` of free part `part`.
+    Quaternion { part: u32, k: u8 },
+}
+
+impl System {
+    /// Compiles all equations (once; evaluate many times).
+    pub fn compile(&mut self) -> Result<Compiled, SystemError> {
+        let outputs: Vec<ExprId> = self.equations.iter().map(|e| e.residual).collect();
+        let mut columns: Vec<VarId> = self.free_parts.iter().flat_map(|p| p.vars).collect();
+        columns.extend(self.extra.iter().map(|e| e.var));
+        let tape = self.graph.compile(&outputs, &columns)?;
+        let raws: Vec<ExprId> = self.turns.iter().map(|t| t.raw).collect();
+        let raw_angles = self.graph.compile(&raws, &[])?;
+        Ok(Compiled {
+            tape,
+            columns,
+            raw_angles,
+        })
+    }
+
+    /// Dimension of the tangent space: 6 per free part plus one per extra unknown.
+    pub fn tangent_dimension(&self) -> usize {
+        6 * self.free_parts.len() + self.extra.len()
+    }
+
+    fn slot(&self, column: usize) -> Slot {
+        let n7 = 7 * self.free_parts.len();
+        if column < n7 {
+            let (part, k) = (column / 7, column % 7);
+            if k < 3 {
+                Slot::Direct((6 * part + k) as u32)
+            } else {
+                Slot::Quaternion {
+                    part: part as u32,
+                    k: (k - 3) as u8,
+                }
+            }
+        } else {
+            Slot::Direct((6 * self.free_parts.len() + column - n7) as u32)
+        }
+    }
+
+    /// Residuals and the tangent-space Jacobian at `state`: `J_T = [J_p, J_q G(q)]`
+    /// with `G(q) = 1/2 [-v^T; w I - [v]x]` for `q = (w, v)`, the derivative of
+    /// `exp(dtheta) * q` at `dtheta = 0`.
+    pub fn tangent_jacobian(
+        &self,
+        compiled: &Compiled,
+        state: &[f64],
+        params: &[f64],
+    ) -> Result<(Vec<f64>, TangentJacobian), SystemError> {
+        let mut ws = compiled.tape.workspace();
+        let mut out = compiled.tape.output();
+        compiled.tape.evaluate(&mut ws, state, params, &mut out)?;
+        let pattern = compiled.tape.pattern();
+        let mut entries = Vec::with_capacity(pattern.nnz());
+        for ((row, col), &value) in pattern.entries().zip(out.jacobian()) {
+            match self.slot(col) {
+                Slot::Direct(c) => entries.push((row as u32, c, value)),
+                Slot::Quaternion { part, k } => {
+                    let vars = self.free_parts[part as usize].vars;
+                    let q =
+                        [3, 4, 5, 6].map(|i| state.get(vars[i].index()).copied().unwrap_or(0.0));
+                    let g = quaternion_tangent(q);
+                    for (r, &gk) in g[k as usize].iter().enumerate() {
+                        if gk != 0.0 {
+                            entries.push((row as u32, 6 * part + 3 + r as u32, value * gk));
+                        }
+                    }
+                }
+            }
+        }
+        let _ = &compiled.columns;
+        Ok((
+            out.residuals().to_vec(),
+            TangentJacobian {
+                rows: pattern.rows(),
+                columns: self.tangent_dimension(),
+                entries,
+            },
+        ))
+    }
+
+    /// Residuals only.
+    pub fn residuals(
+        &self,
+        compiled: &Compiled,
+        state: &[f64],
+        params: &[f64],
+    ) -> Result<Vec<f64>, SystemError> {
+        let mut ws: TapeWorkspace = compiled.tape.workspace();
+        let mut out: TapeOutput = compiled.tape.output();
+        compiled
+            .tape
+            .evaluate_residuals(&mut ws, state, params, &mut out)?;
+        Ok(out.residuals().to_vec())
+    }
+
+    /// Applies a tangent step: `p += dp`, `q <- exp(dtheta) * q` (exact exponential map,
+    /// renormalized), extra unknowns `+= d` and wrapped into `[0, 2 pi)`.
+    pub fn retract(&self, state: &mut [f64], delta: &[f64]) {
+        for (k, part) in self.free_parts.iter().enumerate() {
+            let d = |i: usize| delta.get(6 * k + i).copied().unwrap_or(0.0);
+            for (c, var) in part.vars[..3].iter().enumerate() {
+                if let Some(x) = state.get_mut(var.index()) {
+                    *x += d(c);
+                }
+            }
+            let theta = [d(3), d(4), d(5)];
+            let q = [3, 4, 5, 6].map(|i| state.get(part.vars[i].index()).copied().unwrap_or(0.0));
+            let updated = quaternion_multiply(exp_map(theta), q);
+            let n = updated.iter().map(|c| c * c).sum::<f64>().sqrt();
+            for (i, &var) in part.vars[3..].iter().enumerate() {
+                if let Some(x) = state.get_mut(var.index()) {
+                    *x = updated[i] / n;
+                }
+            }
+        }
+        let base = 6 * self.free_parts.len();
+        for (k, e) in self.extra.iter().enumerate() {
+            if let Some(x) = state.get_mut(e.var.index()) {
+                *x = (*x + delta.get(base + k).copied().unwrap_or(0.0))
+                    .rem_euclid(2.0 * std::f64::consts::PI);
+            }
+        }
+    }
+
+    /// Keeps counted angles continuous from `old` to `new`: each turn counter moves by
+    /// the whole turns its raw angle wrapped by (steps between calls must turn less than
+    /// half a turn).
+    pub fn update_turns(
+        &self,
+        compiled: &Compiled,
+        old: &[f64],
+        new: &[f64],
+        params: &mut [f64],
+    ) -> Result<(), SystemError> {
+        if self.turns.is_empty() {
+            return Ok(());
+        }
+        let mut ws = compiled.raw_angles.workspace();
+        let mut out = compiled.raw_angles.output();
+        compiled
+            .raw_angles
+            .evaluate_residuals(&mut ws, old, params, &mut out)?;
+        let before = out.residuals().to_vec();
+        compiled
+            .raw_angles
+            .evaluate_residuals(&mut ws, new, params, &mut out)?;
+        let two_pi = 2.0 * std::f64::consts::PI;
+        for ((t, &a), &b) in self.turns.iter().zip(&before).zip(out.residuals()) {
+            let jump = ((a - b) / two_pi).round();
+            if let Some(k) = params.get_mut(t.turns.index()) {
+                *k += jump;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `exp` of a rotation vector as a unit quaternion.
+pub(crate) fn exp_map(theta: [f64; 3]) -> [f64; 4] {
+    let angle = (theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]).sqrt();
+    if angle < 1e-12 {
+        let q = [1.0, theta[0] / 2.0, theta[1] / 2.0, theta[2] / 2.0];
+        let n = q.iter().map(|c| c * c).sum::<f64>().sqrt();
+        return q.map(|c| c / n);
+    }
+    let (s, c) = (angle / 2.0).sin_cos();
+    [
+        c,
+        s * theta[0] / angle,
+        s * theta[1] / angle,
+        s * theta[2] / angle,
+    ]
+}
+
+/// `G(q)` rows: `dq_k / dtheta_r` for `q <- exp(dtheta) * q` at `dtheta = 0`.
+fn quaternion_tangent(q: [f64; 4]) -> [[f64; 3]; 4] {
+    let [w, x, y, z] = q;
+    [
+        [-x / 2.0, -y / 2.0, -z / 2.0],
+        [w / 2.0, z / 2.0, -y / 2.0],
+        [-z / 2.0, w / 2.0, x / 2.0],
+        [y / 2.0, -x / 2.0, w / 2.0],
+    ]
+}
