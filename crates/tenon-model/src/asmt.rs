@@ -867,9 +867,15 @@ impl<'a> Reader<'_, 'a> {
             _ => &mut limits.distance,
         };
         let range = slot.get_or_insert_with(Range::default);
+        // The limit bounds J's coordinate from I; the spec's is i's from j: the bound
+        // changes sign and side.
+        let limit = match limit {
+            Scalar::Number(x) => Scalar::Number(-x),
+            Scalar::Expr(e) => Scalar::Expr(format!("-({e})")),
+        };
         match kind {
-            "=<" | "<=" => range.max = Some(limit),
-            "=>" | ">=" => range.min = Some(limit),
+            "=<" | "<=" => range.min = Some(limit),
+            "=>" | ">=" => range.max = Some(limit),
             other => {
                 return Err(ModelError::at_line(
                     self.line(l),
@@ -913,14 +919,16 @@ impl<'a> Reader<'_, 'a> {
         self.only(m, &["Name", "MarkerI", "MarkerJ", "MotionJoint", key])?;
         let joint = self.acted_joint(m, assembly)?;
         let formula = self.value_of(m, key)?;
+        // OndselSolver's RotationZ / TranslationZ move marker J relative to marker I; the
+        // spec's coordinates are marker i's from marker j: the value changes sign.
         let value = match parse_number(formula) {
-            Some(x) => Scalar::Number(x),
+            Some(x) => Scalar::Number(-x),
             None => {
                 let translated = translate_formula(formula);
                 tenon_expr::parse(&translated).map_err(|e| {
                     ModelError::at_line(self.line(m), format!("motion formula '{formula}': {e}"))
                 })?;
-                Scalar::Expr(translated)
+                Scalar::Expr(format!("-({translated})"))
             }
         };
         assembly

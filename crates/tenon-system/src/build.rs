@@ -401,7 +401,6 @@ impl System {
         // dense in creation order: the assembly's parameters and t came first.
         let mut params_full = vec![0.0; b.graph.param_count()];
         params_full[..params.len()].copy_from_slice(&params);
-        let mut state0 = state0;
         let extra_start: Vec<(VarId, ExprId)> = b.extra.clone();
         // Extra unknowns start where the load pose puts them (needs the state).
         state0.resize(b.graph.var_count(), 0.0);
