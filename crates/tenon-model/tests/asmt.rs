@@ -157,7 +157,8 @@ fn the_piston_maps_joints_motion_and_gravity() {
     let kinds: Vec<&str> = a.joints().map(|(_, j)| j.joint_type.name()).collect();
     assert_eq!(kinds, ["revolute", "revolute", "revolute", "cylindrical"]);
     let motion = &a.motions()[0];
-    assert_eq!(motion.value, tenon_model::Scalar::Expr("2.0*pi*t".into()));
+    // OndselSolver turns marker J from I; the spec turns i from j: the sign flips.
+    assert_eq!(motion.value, tenon_model::Scalar::Expr("-(2.0*pi*t)".into()));
     assert_eq!(a.units().angle, tenon_model::AngleUnit::Rad);
     let g = a.forces().gravity.clone().unwrap();
     assert_eq!(g[1], tenon_model::Scalar::Number(-9.81));
