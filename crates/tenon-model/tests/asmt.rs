@@ -158,7 +158,10 @@ fn the_piston_maps_joints_motion_and_gravity() {
     assert_eq!(kinds, ["revolute", "revolute", "revolute", "cylindrical"]);
     let motion = &a.motions()[0];
     // OndselSolver turns marker J from I; the spec turns i from j: the sign flips.
-    assert_eq!(motion.value, tenon_model::Scalar::Expr("-(2.0*pi*t)".into()));
+    assert_eq!(
+        motion.value,
+        tenon_model::Scalar::Expr("-(2.0*pi*t)".into())
+    );
     assert_eq!(a.units().angle, tenon_model::AngleUnit::Rad);
     let g = a.forces().gravity.clone().unwrap();
     assert_eq!(g[1], tenon_model::Scalar::Number(-9.81));
