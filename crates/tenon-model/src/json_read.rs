@@ -35,22 +35,24 @@ pub fn read_json(
 type Result<T> = std::result::Result<T, ModelError>;
 
 fn read(text: &str) -> Result<Assembly> {
-    let root: Value = serde_json::from_str(text).map_err(|e| {
-        let message = e.to_string();
-        // serde_json appends " at line L column C"; the place carries that.
-        let message = message
-            .split(" at line ")
-            .next()
-            .unwrap_or(&message)
-            .to_string();
-        ModelError::new(
-            Place::Line {
-                line: e.line().max(1),
-                column: Some(e.column().max(1)),
-            },
-            format!("not valid JSON: {message}"),
-        )
-    })?;
+    let root: Value = serde_json::from_str::<Strict>(text)
+        .map(|s| s.0)
+        .map_err(|e| {
+            let message = e.to_string();
+            // serde_json appends " at line L column C"; the place carries that.
+            let message = message
+                .split(" at line ")
+                .next()
+                .unwrap_or(&message)
+                .to_string();
+            ModelError::new(
+                Place::Line {
+                    line: e.line().max(1),
+                    column: Some(e.column().max(1)),
+                },
+                format!("not valid JSON: {message}"),
+            )
+        })?;
     let mut doc = Obj::new(&root, String::new())?;
     let format = doc.req_str("format")?;
     if format != FORMAT_NAME {
@@ -135,6 +137,76 @@ fn read(text: &str) -> Result<Assembly> {
     doc.finish()?;
     assembly.set_extra(extra);
     Ok(assembly)
+}
+
+/// A JSON value read strictly: a key written twice in one object is an error (plain
+/// `serde_json::Value` keeps the last one and drops the other without a word).
+struct Strict(Value);
+
+impl<'de> serde::Deserialize<'de> for Strict {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> std::result::Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "key '{key}' appears twice"
+                )));
+            }
+            let Strict(v) = map.next_value()?;
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
 }
 
 /// Parameter values and units: what evaluation of scalars needs.

@@ -260,3 +260,38 @@ fn malformed_asmt_names_the_line() {
         assert!(err.to_string().starts_with("bad.asmt: line "), "{err}");
     }
 }
+
+fn mutate(text: &str, cuts: &[(usize, usize, u8)]) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    for &(at, len, byte) in cuts {
+        if bytes.is_empty() {
+            break;
+        }
+        let at = at % bytes.len();
+        let end = (at + len % 8).min(bytes.len());
+        bytes.splice(at..end, [byte]);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 500, ..Default::default() })]
+
+    /// Random and mutated .asmt texts: no panic; what reads converts to JSON that reads.
+    #[test]
+    fn random_and_mutated_asmt_never_panic(
+        noise in proptest::prelude::any::<String>(),
+        cuts in proptest::collection::vec((proptest::prelude::any::<usize>(), proptest::prelude::any::<usize>(), proptest::sample::select(b"\t\n\r /0-9.dAPartJoint".to_vec())), 1..8),
+    ) {
+        let _ = read_asmt(&noise, None);
+        let _ = read_asmt_time_series(&noise);
+        for name in ["piston.asmt", "rackscrew.asmt", "limits.asmt"] {
+            let text = corpus().into_iter().find(|(n, _)| n == name).unwrap().1;
+            let broken = mutate(&text, &cuts);
+            let _ = read_asmt_time_series(&broken);
+            if let Ok(a) = read_asmt(&broken, None) {
+                proptest::prop_assert!(read_json(&write_json(&a), None).is_ok());
+            }
+        }
+    }
+}

@@ -151,6 +151,7 @@ fn malformed() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ("limits reversed", base(part, &joint(&format!(r#"{rev}, "limits": {{ "angle": [1, -1] }}"#))), "joints[0].limits.angle", "the minimum 1 is above the maximum -1"),
         ("cam without profile", base(part, &joint(r#""type": "cam", "i": { "part": "p", "marker": "m" }, "j": { "part": "g", "marker": "o" }"#)), "joints[0]", "a cam joint needs 'profile'"),
         ("suppressed not bool", base(part, &joint(&format!(r#"{rev}, "suppressed": 1"#))), "joints[0].suppressed", "expected true or false"),
+        ("duplicate key", r#"{ "format": "tenon-assembly", "version": 1, "version": 1 }"#.into(), "line 1, column 53", "not valid JSON: key 'version' appears twice"),
         ("null number", base(r#"{ "id": "p", "placement": { "position": [null, 0, 0] } }"#, ""), "parts[1].placement.position[0]", "expected a number or an expression string, found null"),
     ]
 }
