@@ -398,19 +398,23 @@ impl Tape {
         params: &[f64],
         out: &mut TapeOutput,
     ) -> Result<(), ExprError> {
-        self.check(ws, vars, params, out)?;
-        let inputs = Inputs {
-            vars,
-            params,
-            consts: &self.consts,
-        };
-        self.full_code.run(ws, inputs, &mut out.stored);
-        Ok(())
+        self.run_code(&self.full_code, ws, vars, params, out)
     }
 
     /// Evaluates the outputs only into `out` (its Jacobian values are left as they were).
     pub fn evaluate_residuals(
         &self,
+        ws: &mut TapeWorkspace,
+        vars: &[f64],
+        params: &[f64],
+        out: &mut TapeOutput,
+    ) -> Result<(), ExprError> {
+        self.run_code(&self.residual_code, ws, vars, params, out)
+    }
+
+    fn run_code(
+        &self,
+        code: &Code,
         ws: &mut TapeWorkspace,
         vars: &[f64],
         params: &[f64],
@@ -422,7 +426,7 @@ impl Tape {
             params,
             consts: &self.consts,
         };
-        self.residual_code.run(ws, inputs, &mut out.stored);
+        code.run(ws, inputs, &mut out.stored);
         Ok(())
     }
 

@@ -3,27 +3,9 @@
 //! and motion counts checked against an independent count of the file's lines.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
+mod common;
 
 use tenon_model::{read_asmt, read_asmt_time_series, read_json, write_json, Place};
-
-fn corpus() -> Vec<(String, String)> {
-    let dir =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/external/ondsel-asmt");
-    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "asmt"))
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_string_lossy().into_owned(),
-                std::fs::read_to_string(&p).unwrap(),
-            )
-        })
-        .collect();
-    files.sort();
-    files
-}
 
 /// Counts by scanning lines: parts (plus the assembly's own frame), joints, and driving
 /// motions (rotational and translational).
@@ -76,7 +58,7 @@ const NOT_YET: &[(&str, &str)] = &[
 
 #[test]
 fn every_corpus_file_loads_with_the_counts_of_the_file() {
-    let files = corpus();
+    let files = common::files("../../../shared/external/ondsel-asmt", "asmt");
     assert_eq!(files.len(), 37, "the corpus has 37 files");
     let mut loaded = 0;
     for (name, text) in &files {
@@ -111,7 +93,10 @@ fn every_corpus_file_loads_with_the_counts_of_the_file() {
 
 #[test]
 fn crlf_and_lf_load_alike() {
-    for (name, text) in corpus().iter().take(6) {
+    for (name, text) in common::files("../../../shared/external/ondsel-asmt", "asmt")
+        .iter()
+        .take(6)
+    {
         let lf = text.replace("\r\n", "\n");
         let crlf = lf.replace('\n', "\r\n");
         match (read_asmt(&lf, None), read_asmt(&crlf, None)) {
@@ -125,7 +110,7 @@ fn crlf_and_lf_load_alike() {
 #[test]
 fn time_series_hold_a_pose_per_frame() {
     let (mut with_series, mut with_frames) = (0, 0);
-    for (name, text) in corpus() {
+    for (name, text) in common::files("../../../shared/external/ondsel-asmt", "asmt") {
         let Some(series) = read_asmt_time_series(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
         else {
             continue;
@@ -148,7 +133,7 @@ fn time_series_hold_a_pose_per_frame() {
 
 #[test]
 fn the_piston_maps_joints_motion_and_gravity() {
-    let text = corpus()
+    let text = common::files("../../../shared/external/ondsel-asmt", "asmt")
         .into_iter()
         .find(|(n, _)| n == "piston.asmt")
         .unwrap()
@@ -170,7 +155,7 @@ fn the_piston_maps_joints_motion_and_gravity() {
 /// Malformed .asmt texts: each error names the line.
 #[test]
 fn malformed_asmt_names_the_line() {
-    let piston = corpus()
+    let piston = common::files("../../../shared/external/ondsel-asmt", "asmt")
         .into_iter()
         .find(|(n, _)| n == "piston.asmt")
         .unwrap()
@@ -261,19 +246,6 @@ fn malformed_asmt_names_the_line() {
     }
 }
 
-fn mutate(text: &str, cuts: &[(usize, usize, u8)]) -> String {
-    let mut bytes = text.as_bytes().to_vec();
-    for &(at, len, byte) in cuts {
-        if bytes.is_empty() {
-            break;
-        }
-        let at = at % bytes.len();
-        let end = (at + len % 8).min(bytes.len());
-        bytes.splice(at..end, [byte]);
-    }
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 500, ..Default::default() })]
 
@@ -286,8 +258,8 @@ proptest::proptest! {
         let _ = read_asmt(&noise, None);
         let _ = read_asmt_time_series(&noise);
         for name in ["piston.asmt", "rackscrew.asmt", "limits.asmt"] {
-            let text = corpus().into_iter().find(|(n, _)| n == name).unwrap().1;
-            let broken = mutate(&text, &cuts);
+            let text = common::files("../../../shared/external/ondsel-asmt", "asmt").into_iter().find(|(n, _)| n == name).unwrap().1;
+            let broken = common::mutate(&text, &cuts);
             let _ = read_asmt_time_series(&broken);
             if let Ok(a) = read_asmt(&broken, None) {
                 proptest::prop_assert!(read_json(&write_json(&a), None).is_ok());

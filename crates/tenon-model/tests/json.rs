@@ -2,6 +2,8 @@
 //! exact place each error names.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use proptest::prelude::*;
 use tenon_model::{read_json, write_json, Field, JointType, Place, Scalar};
 
@@ -197,19 +199,6 @@ fn motions_must_drive_a_free_coordinate() {
         .contains("unknown name 's'"));
 }
 
-fn mutate(text: &str, cuts: &[(usize, usize, u8)]) -> String {
-    let mut bytes = text.as_bytes().to_vec();
-    for &(at, len, byte) in cuts {
-        if bytes.is_empty() {
-            break;
-        }
-        let at = at % bytes.len();
-        let end = (at + len % 8).min(bytes.len());
-        bytes.splice(at..end, [byte]);
-    }
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
@@ -221,7 +210,7 @@ proptest! {
     #[test]
     fn mutated_files_never_panic(cuts in prop::collection::vec((any::<usize>(), any::<usize>(), prop::sample::select(b"{}[]\",:0-9.e x\"tn".to_vec())), 1..6)) {
         for base in [SPEC_EXAMPLE, EVERYTHING] {
-            let text = mutate(base, &cuts);
+            let text = common::mutate(base, &cuts);
             if let Ok(a) = read_json(&text, None) {
                 // Whatever reads also writes and reads back.
                 let again = write_json(&a);

@@ -259,23 +259,8 @@ pub(crate) fn equations(
         // (x - x0) + radius (a - a0) = 0 with x = (O_j - O_i) . x_i the pinion centre's
         // travel along the rack and a the continuous angle of x_j from x_i about z (1).
         JointType::RackPinion => {
-            let raw = {
-                let g = b.graph();
-                let s = g.dot(&j.x(), &i.y());
-                let c = g.dot(&j.x(), &i.x());
-                g.atan2(s, c)
-            };
-            let a = b.continuous_angle(AngleRequest { raw, target: None });
-            let a0 = b.load_value(a);
-            let x = {
-                let g = b.graph();
-                let d = sub3(g, j.origin, i.origin);
-                g.dot(&d, &i.x())
-            };
-            let x0 = b.load_value(x);
+            let (dx, da) = travel_and_turn(b, i, j, 0);
             let g = b.graph();
-            let dx = g.sub(x, x0);
-            let da = g.sub(a, a0);
             let turn = g.mul(field(Field::Radius), da);
             vec![length(g.add(dx, turn))]
         }
@@ -339,6 +324,22 @@ pub(crate) fn equations(
 /// `2 pi (s - s0) - pitch (a - a0)`: `s = (O_j - O_i) . z_i` the advance of `O_j` along
 /// marker i's axis, `a` the continuous angle of `x_j` from `x_i` about `z_i`.
 fn screw_relation(b: &mut dyn JointBuilder, i: &Frame, j: &Frame, pitch: ExprId) -> Residual {
+    let (ds, da) = travel_and_turn(b, i, j, 2);
+    let g = b.graph();
+    let advance = g.scale(ds, 2.0 * std::f64::consts::PI);
+    let turn = g.mul(pitch, da);
+    length(g.sub(advance, turn))
+}
+
+/// The changes since load of `(O_j - O_i) . axis_i` (marker i's axis `axis`: 0 for x, 2
+/// for z) and of the continuous angle of `x_j` from `x_i` about `z_i`: what rack-and-pinion
+/// and screw couplings relate.
+fn travel_and_turn(
+    b: &mut dyn JointBuilder,
+    i: &Frame,
+    j: &Frame,
+    axis: usize,
+) -> (ExprId, ExprId) {
     let raw = {
         let g = b.graph();
         let s = g.dot(&j.x(), &i.y());
@@ -347,18 +348,14 @@ fn screw_relation(b: &mut dyn JointBuilder, i: &Frame, j: &Frame, pitch: ExprId)
     };
     let a = b.continuous_angle(AngleRequest { raw, target: None });
     let a0 = b.load_value(a);
-    let s = {
+    let travel = {
         let g = b.graph();
         let d = sub3(g, j.origin, i.origin);
-        g.dot(&d, &i.z())
+        g.dot(&d, &i.axes[axis])
     };
-    let s0 = b.load_value(s);
+    let t0 = b.load_value(travel);
     let g = b.graph();
-    let ds = g.sub(s, s0);
-    let advance = g.scale(ds, 2.0 * std::f64::consts::PI);
-    let da = g.sub(a, a0);
-    let turn = g.mul(pitch, da);
-    length(g.sub(advance, turn))
+    (g.sub(travel, t0), g.sub(a, a0))
 }
 
 /// Continuous angles of the line of centres in each gear's plane.

@@ -4,28 +4,10 @@
 //! kinds, i/j conventions) and of the equations at once.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
+mod common;
 
 use tenon_model::{read_asmt, read_asmt_time_series};
 use tenon_system::System;
-
-fn corpus() -> Vec<(String, String)> {
-    let dir =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/external/ondsel-asmt");
-    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "asmt"))
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_string_lossy().into_owned(),
-                std::fs::read_to_string(&p).unwrap(),
-            )
-        })
-        .collect();
-    files.sort();
-    files
-}
 
 /// Worst residual over the frames: `(at frame 1, worst over all frames, its frame, its
 /// equation's owner)`, walking the frames in order so counted turns follow.
@@ -101,7 +83,7 @@ pub fn walk(text: &str, from_frame_1: bool) -> Option<(f64, f64, usize, String)>
 #[test]
 fn the_solved_frames_of_another_solver_satisfy_tenons_equations() {
     let mut report = Vec::new();
-    for (name, text) in corpus() {
+    for (name, text) in common::files("../../../shared/external/ondsel-asmt", "asmt") {
         if let (Some(r), Some(rebased)) = (walk(&text, false), walk(&text, true)) {
             report.push((name, r, rebased));
         }

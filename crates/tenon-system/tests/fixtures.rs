@@ -2,32 +2,16 @@
 //! load (every joint holds); together they use every joint type.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use tenon_model::{read_json, write_json, JointType};
 use tenon_system::System;
 
-fn fixtures() -> Vec<(String, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
-    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_string_lossy().into_owned(),
-                std::fs::read_to_string(&p).unwrap(),
-            )
-        })
-        .collect();
-    files.sort();
-    files
-}
-
 #[test]
 fn every_fixture_is_assembled_at_load_and_round_trips() {
-    let files = fixtures();
+    let files = common::files("../../fixtures", "json");
     assert!(files.len() >= 15, "{} fixtures", files.len());
     let mut types = BTreeSet::new();
     for (name, text) in &files {
