@@ -80,12 +80,12 @@ fn bad_input_exits_2_and_names_the_file_and_place() {
 
     let asmt = tenon()
         .arg("convert")
-        .arg(corpus("dxftree.asmt"))
+        .arg(corpus("camfollower.asmt"))
         .arg(&out)
         .output()
         .unwrap();
     assert_eq!(asmt.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&asmt.stderr).contains("dxftree.asmt: line "));
+    assert!(String::from_utf8_lossy(&asmt.stderr).contains("camfollower.asmt: line "));
 }
 
 #[test]

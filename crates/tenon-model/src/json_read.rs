@@ -83,7 +83,11 @@ fn read(text: &str) -> Result<Assembly> {
         let name = parameters.get(k).map_or(String::new(), |p| p.name.clone());
         ModelError::at_path(key_path("parameters", &name), message)
     })?;
-    let ctx = Ctx { values, units };
+    let ctx = Ctx {
+        values,
+        units,
+        time: None,
+    };
     let mut assembly = Assembly::new(name, units);
     assembly.set_parameters(parameters);
 
@@ -209,10 +213,13 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
     }
 }
 
-/// Parameter values and units: what evaluation of scalars needs.
+/// Parameter values and units: what evaluation of scalars needs. `time` is `Some(0)`
+/// where values may depend on `t` (a joint's inline marker: a moving frame).
+#[derive(Clone)]
 struct Ctx {
     values: ParameterValues,
     units: Units,
+    time: Option<f64>,
 }
 
 /// `parent.key`, or `parent["key"]` for keys that are not plain identifiers.
@@ -407,7 +414,7 @@ impl Ctx {
         let s = scalar_syntax(v, path)?;
         let x = self
             .values
-            .eval(&s, None)
+            .eval(&s, self.time)
             .map_err(|e| ModelError::at_path(path, e.message))?;
         Ok((s, x))
     }
@@ -453,7 +460,7 @@ impl Ctx {
         };
         let placement = Placement { position, rotation };
         placement
-            .evaluate(&self.values, self.units.angle.radians())
+            .evaluate(&self.values, self.units.angle.radians(), self.time)
             .map_err(|p| {
                 let sep = if o.path.is_empty() { "" } else { "." };
                 ModelError::at_path(format!("{}{sep}{}", o.path, p.sub_path), p.message)
@@ -718,8 +725,14 @@ fn read_joint(v: &Value, path: &str, assembly: &Assembly, ctx: &Ctx) -> Result<J
             ),
         )
     })?;
-    let i = read_marker_ref(o.req("i")?, &o.at("i"), assembly, ctx)?;
-    let j = read_marker_ref(o.req("j")?, &o.at("j"), assembly, ctx)?;
+    // A joint's inline marker may move with time (a fixed joint to it prescribes a
+    // motion): it is checked at t = 0.
+    let moving = Ctx {
+        time: Some(0.0),
+        ..ctx.clone()
+    };
+    let i = read_marker_ref(o.req("i")?, &o.at("i"), assembly, &moving)?;
+    let j = read_marker_ref(o.req("j")?, &o.at("j"), assembly, &moving)?;
     if i.part == j.part {
         return Err(ModelError::at_path(
             format!("{path}.j.part"),

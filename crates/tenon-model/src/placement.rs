@@ -186,17 +186,18 @@ impl From<(&'static str, EvalProblem)> for PlacementProblem {
 }
 
 impl Placement {
-    /// Evaluates to numbers, checking the rotation (zero axis or quaternion,
-    /// non-orthonormal matrix).
+    /// Evaluates to numbers (at time `time`, for frames that move), checking the rotation
+    /// (zero axis or quaternion, non-orthonormal matrix).
     pub(crate) fn evaluate(
         &self,
         values: &ParameterValues,
         angle_radians: f64,
+        time: Option<f64>,
     ) -> Result<Pose, PlacementProblem> {
         let eval3 = |sub: &'static str, v: &[Scalar; 3]| -> Result<[f64; 3], PlacementProblem> {
             let mut out = [0.0; 3];
             for (o, s) in out.iter_mut().zip(v) {
-                *o = values.eval(s, None).map_err(|e| (sub, e))?;
+                *o = values.eval(s, time).map_err(|e| (sub, e))?;
             }
             Ok(out)
         };
@@ -207,7 +208,7 @@ impl Placement {
                 let mut v = [0.0; 4];
                 for (o, s) in v.iter_mut().zip(q) {
                     *o = values
-                        .eval(s, None)
+                        .eval(s, time)
                         .map_err(|e| ("rotation.quaternion", e))?;
                 }
                 let n = v.iter().map(|c| c * c).sum::<f64>().sqrt();
@@ -229,7 +230,7 @@ impl Placement {
                     });
                 }
                 let theta = values
-                    .eval(angle, None)
+                    .eval(angle, time)
                     .map_err(|e| ("rotation.angle", e))?
                     * angle_radians;
                 let (s, c) = (theta / 2.0).sin_cos();
