@@ -1,0 +1,342 @@
+//! Tenon's solver (first stage): the assembly is split into clusters of parts that share
+//! equations, and each cluster is solved by least-change Gauss-Newton in the tangent
+//! space.
+//!
+//! - Clusters: union-find over column groups (a free part's 6 tangent columns, a cam's
+//!   contact parameter); every equation unites the groups it touches. Grounded parts are
+//!   constants, so they cut the assembly apart.
+//! - The step is the minimum-norm solution of `J dx = -r` with parts weighted by their
+//!   size (a rotation of `dtheta` moves a part's markers by about `size * dtheta`, so
+//!   metres and radians compare): `dx = -W^-1 pinv(J W^-1) r`, by SVD, so rank-deficient
+//!   Jacobians (redundant joints, normal in CAD) are handled and unconstrained directions
+//!   do not move. A backtracking line search keeps each step a descent of `|r|`; when it
+//!   stalls, Levenberg damping shortens the step.
+//! - Counted turns are updated after every accepted step.
+//!
+//! This stage uses dense linear algebra per cluster (nalgebra SVD): right for the
+//! fixtures and ordinary assemblies; the block-triangular decomposition and sparse
+//! factorizations for thousands of parts are the next stage.
+
+#![warn(missing_docs)]
+
+use nalgebra::{DMatrix, DVector};
+use petgraph::unionfind::UnionFind;
+use rustc_hash::FxHashMap;
+use tenon_model::{Assembly, Part, PartKey};
+use tenon_system::{Compiled, System, SystemError};
+
+/// Options of a solve.
+#[derive(Debug, Clone, Copy)]
+pub struct SolveOptions {
+    /// Largest residual accepted (model units for lengths, radians for angles).
+    pub tolerance: f64,
+    /// Newton iterations per cluster before giving up.
+    pub max_iterations: usize,
+}
+
+impl Default for SolveOptions {
+    fn default() -> Self {
+        SolveOptions {
+            tolerance: TOLERANCE,
+            max_iterations: 100,
+        }
+    }
+}
+
+/// Default residual tolerance.
+pub const TOLERANCE: f64 = 1e-10;
+/// Singular values below this fraction of the largest count as zero (rank decisions).
+pub const RANK_TOLERANCE: f64 = 1e-9;
+
+/// What became of one cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterReport {
+    /// Its free parts, in file order.
+    pub parts: Vec<PartKey>,
+    /// Indices of its equations in [`System::equations`].
+    pub equations: Vec<usize>,
+    /// Newton iterations taken.
+    pub iterations: usize,
+    /// Largest residual at the end.
+    pub max_residual: f64,
+    /// Whether every equation holds within the tolerance.
+    pub converged: bool,
+    /// Numerical rank of its Jacobian at the end.
+    pub rank: usize,
+    /// Degrees of freedom left: unknowns (tangent) minus rank.
+    pub dof: usize,
+}
+
+/// The result of a solve; `state` and parameters passed in hold the solution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SolveReport {
+    /// Whether every cluster converged (and equations between grounded parts hold).
+    pub converged: bool,
+    /// Largest residual of all equations at the end.
+    pub max_residual: f64,
+    /// The clusters.
+    pub clusters: Vec<ClusterReport>,
+    /// Equations that still do not hold: `(index, residual)`, largest first.
+    pub unsatisfied: Vec<(usize, f64)>,
+}
+
+/// Errors: only a failure to evaluate (the input was usable, so this is a bug).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SolveError {
+    /// Building or evaluating the equations failed.
+    #[error(transparent)]
+    System(#[from] SystemError),
+}
+
+/// The clusters of a system: for each, its tangent columns and equations (rows). Rows
+/// with no unknown (between grounded parts) are returned apart.
+fn clusters(
+    system: &System,
+    compiled: &Compiled,
+    state: &[f64],
+    params: &[f64],
+) -> Result<(Vec<(Vec<usize>, Vec<usize>)>, Vec<usize>), SolveError> {
+    let (_, jac) = system.tangent_jacobian(compiled, state, params)?;
+    let n_parts = system.free_parts().len();
+    let groups = n_parts + system.extra_unknowns().len();
+    let group_of = |col: usize| {
+        if col < 6 * n_parts {
+            col / 6
+        } else {
+            n_parts + col - 6 * n_parts
+        }
+    };
+    let mut uf = UnionFind::<usize>::new(groups.max(1));
+    let mut row_groups: Vec<Vec<usize>> = vec![Vec::new(); jac.rows];
+    for &(r, c, _) in &jac.entries {
+        row_groups[r as usize].push(group_of(c as usize));
+    }
+    // Structural pattern: an entry that happens to be 0 here still couples (use the
+    // compiled pattern, which includes every structurally non-zero entry).
+    for g in &row_groups {
+        for w in g.windows(2) {
+            uf.union(w[0], w[1]);
+        }
+    }
+    let mut index: FxHashMap<usize, usize> = FxHashMap::default();
+    let mut out: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+    for g in 0..groups {
+        let root = uf.find(g);
+        let k = *index.entry(root).or_insert_with(|| {
+            out.push((Vec::new(), Vec::new()));
+            out.len() - 1
+        });
+        let cols: Vec<usize> = if g < n_parts {
+            (6 * g..6 * g + 6).collect()
+        } else {
+            vec![6 * n_parts + g - n_parts]
+        };
+        out[k].0.extend(cols);
+    }
+    let mut constant_rows = Vec::new();
+    for (r, g) in row_groups.iter().enumerate() {
+        match g.first() {
+            Some(&g0) => {
+                let root = uf.find(g0);
+                if let Some(&k) = index.get(&root) {
+                    out[k].1.push(r);
+                }
+            }
+            None => constant_rows.push(r),
+        }
+    }
+    Ok((out, constant_rows))
+}
+
+/// Size of each free part (for weighting rotations): the largest distance of its markers
+/// from its origin, at least 1 model unit.
+fn part_sizes(system: &System, assembly: &Assembly) -> Vec<f64> {
+    let values = assembly.parameter_values().ok();
+    system
+        .free_parts()
+        .iter()
+        .map(|fp| {
+            let part: Option<&Part> = assembly.part(fp.part);
+            let size = part
+                .map(|p| {
+                    p.markers
+                        .iter()
+                        .filter_map(|(_, m)| {
+                            let v = values.as_ref()?;
+                            let pos: Option<Vec<f64>> =
+                                m.position.iter().map(|s| scalar_value(s, v)).collect();
+                            pos.map(|p| (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt())
+                        })
+                        .fold(0.0f64, f64::max)
+                })
+                .unwrap_or(0.0);
+            size.max(1.0)
+        })
+        .collect()
+}
+
+fn scalar_value(s: &tenon_model::Scalar, values: &tenon_model::ParameterValues) -> Option<f64> {
+    match s {
+        tenon_model::Scalar::Number(x) => Some(*x),
+        tenon_model::Scalar::Expr(name) => values.get(name),
+    }
+}
+
+/// Solves every cluster of `system` from `state` (updated in place, as are the turn
+/// counters in `params`).
+pub fn solve(
+    system: &System,
+    compiled: &Compiled,
+    assembly: &Assembly,
+    state: &mut [f64],
+    params: &mut [f64],
+    options: SolveOptions,
+) -> Result<SolveReport, SolveError> {
+    let (clusters, constant_rows) = clusters(system, compiled, state, params)?;
+    let sizes = part_sizes(system, assembly);
+    let n_parts = system.free_parts().len();
+    let weight = |col: usize| -> f64 {
+        if col < 6 * n_parts && col % 6 >= 3 {
+            sizes[col / 6]
+        } else {
+            1.0
+        }
+    };
+    let mut reports = Vec::new();
+    for (cols, rows) in clusters {
+        let parts: Vec<PartKey> = cols
+            .iter()
+            .filter(|&&c| c < 6 * n_parts && c % 6 == 0)
+            .map(|&c| system.free_parts()[c / 6].part)
+            .collect();
+        let mut iterations = 0;
+        let mut lambda = 0.0;
+        let (residual, rank) = loop {
+            let (r, jac) = system.tangent_jacobian(compiled, state, params)?;
+            let rr: Vec<f64> = rows.iter().map(|&k| r[k]).collect();
+            let residual = rr.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let j = block(&jac, &rows, &cols, &weight);
+            let svd = j.clone().svd(true, true);
+            let smax = svd.singular_values.iter().fold(0.0f64, |m, &s| m.max(s));
+            let rank = svd
+                .singular_values
+                .iter()
+                .filter(|&&s| s > RANK_TOLERANCE * smax.max(1e-300))
+                .count();
+            if residual <= options.tolerance
+                || iterations >= options.max_iterations
+                || rows.is_empty()
+            {
+                break (residual, rank);
+            }
+            iterations += 1;
+            // Minimum-norm (damped) step in weighted coordinates.
+            let dy = min_norm_step(&svd, &DVector::from_vec(rr.clone()), lambda, smax);
+            let norm0: f64 = rr.iter().map(|x| x * x).sum::<f64>().sqrt();
+            let mut alpha = 1.0;
+            let mut accepted = false;
+            for _ in 0..30 {
+                let mut delta = vec![0.0; system.tangent_dimension()];
+                for (k, &c) in cols.iter().enumerate() {
+                    delta[c] = -alpha * dy[k] / weight(c);
+                }
+                let mut trial = state.to_vec();
+                system.retract(&mut trial, &delta);
+                let mut trial_params = params.to_vec();
+                system.update_turns(compiled, state, &trial, &mut trial_params)?;
+                let rt = system.residuals(compiled, &trial, &trial_params)?;
+                let norm: f64 = rows.iter().map(|&k| rt[k] * rt[k]).sum::<f64>().sqrt();
+                if norm.is_finite() && norm < norm0 * (1.0 - 1e-4 * alpha)
+                    || norm <= options.tolerance
+                {
+                    state.copy_from_slice(&trial);
+                    params.copy_from_slice(&trial_params);
+                    accepted = true;
+                    break;
+                }
+                alpha *= 0.5;
+            }
+            if accepted {
+                lambda *= 0.25;
+            } else {
+                // No descent along the Gauss-Newton direction: damp it.
+                lambda = if lambda == 0.0 {
+                    1e-6 * smax * smax
+                } else {
+                    lambda * 10.0
+                };
+                if lambda > 1e12 * (smax * smax).max(1.0) {
+                    break (residual, rank);
+                }
+            }
+        };
+        reports.push(ClusterReport {
+            parts,
+            equations: rows.clone(),
+            iterations,
+            max_residual: residual,
+            converged: residual <= options.tolerance,
+            rank,
+            dof: cols.len().saturating_sub(rank),
+        });
+    }
+    let r = system.residuals(compiled, state, params)?;
+    let max_residual = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let mut unsatisfied: Vec<(usize, f64)> = r
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.abs() > options.tolerance)
+        .map(|(k, &v)| (k, v))
+        .collect();
+    unsatisfied.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+    let constants_hold = constant_rows
+        .iter()
+        .all(|&k| r[k].abs() <= options.tolerance);
+    Ok(SolveReport {
+        converged: reports.iter().all(|c| c.converged) && constants_hold,
+        max_residual,
+        clusters: reports,
+        unsatisfied,
+    })
+}
+
+/// The cluster's block of the tangent Jacobian with columns divided by their weights.
+fn block(
+    jac: &tenon_system::TangentJacobian,
+    rows: &[usize],
+    cols: &[usize],
+    weight: &dyn Fn(usize) -> f64,
+) -> DMatrix<f64> {
+    let row_of: FxHashMap<usize, usize> = rows.iter().enumerate().map(|(k, &r)| (r, k)).collect();
+    let col_of: FxHashMap<usize, usize> = cols.iter().enumerate().map(|(k, &c)| (c, k)).collect();
+    let mut m = DMatrix::zeros(rows.len(), cols.len());
+    for &(r, c, v) in &jac.entries {
+        if let (Some(&i), Some(&j)) = (row_of.get(&(r as usize)), col_of.get(&(c as usize))) {
+            m[(i, j)] += v / weight(c as usize);
+        }
+    }
+    m
+}
+
+/// `pinv(J) r` with singular values below the rank tolerance dropped, damped by
+/// `lambda` (`s / (s^2 + lambda)`).
+fn min_norm_step(
+    svd: &nalgebra::SVD<f64, nalgebra::Dyn, nalgebra::Dyn>,
+    r: &DVector<f64>,
+    lambda: f64,
+    smax: f64,
+) -> DVector<f64> {
+    let (Some(u), Some(vt)) = (&svd.u, &svd.v_t) else {
+        return DVector::zeros(0);
+    };
+    let mut dy = DVector::zeros(vt.ncols());
+    for (k, &s) in svd.singular_values.iter().enumerate() {
+        if s <= RANK_TOLERANCE * smax.max(1e-300) {
+            continue;
+        }
+        let coeff = u.column(k).dot(r) * s / (s * s + lambda);
+        dy += vt.row(k).transpose() * coeff;
+    }
+    dy
+}

@@ -1,0 +1,77 @@
+//! Every fixture solves from its file pose and from perturbations of it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+use tenon_model::read_json;
+use tenon_solve::{solve, SolveOptions};
+use tenon_system::System;
+
+fn fixtures() -> Vec<(String, String)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Solves `name` after moving every free part by `shift` (fraction of its distance from
+/// the origin, at least 1 unit) and turning it by `turn` radians about a tilted axis.
+fn solve_perturbed(name: &str, text: &str, shift: f64, turn: f64, axis: [f64; 3]) {
+    let a = read_json(text, Some(name)).unwrap();
+    let mut system = System::build(&a).unwrap();
+    let compiled = system.compile().unwrap();
+    let mut state = system.initial_state();
+    let mut params = system.initial_parameters();
+    let n = system.free_parts().len();
+    let mut delta = vec![0.0; system.tangent_dimension()];
+    let norm = (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]).sqrt().max(1e-9);
+    for k in 0..n {
+        let vars = system.free_parts()[k].vars;
+        let p: Vec<f64> = (0..3).map(|c| state[vars[c].index()]).collect();
+        let scale = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt().max(1.0);
+        for c in 0..3 {
+            delta[6 * k + c] = shift * scale * [0.6, -0.5, 0.62][c];
+            delta[6 * k + 3 + c] = turn * axis[c] / norm;
+        }
+    }
+    let old = state.clone();
+    system.retract(&mut state, &delta);
+    system.update_turns(&compiled, &old, &state, &mut params).unwrap();
+    let report = solve(&system, &compiled, &a, &mut state, &mut params, SolveOptions::default()).unwrap();
+    assert!(
+        report.converged && report.max_residual <= 1e-10,
+        "{name} (shift {shift}, turn {turn}): residual {} unsatisfied {:?}",
+        report.max_residual,
+        &report.unsatisfied[..report.unsatisfied.len().min(3)]
+    );
+}
+
+#[test]
+fn every_fixture_solves_from_its_file_pose_and_a_fixed_perturbation() {
+    for (name, text) in fixtures() {
+        solve_perturbed(&name, &text, 0.0, 0.0, [0.0, 0.0, 1.0]);
+        solve_perturbed(&name, &text, 0.05, 0.15, [0.3, -0.4, 0.86]);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Up to 10 % of the size in position and 15 degrees in rotation.
+    #[test]
+    fn every_fixture_solves_from_random_perturbations(
+        shift in -0.1f64..0.1,
+        turn in -0.26f64..0.26,
+        axis in prop::array::uniform3(-1.0f64..1.0),
+    ) {
+        for (name, text) in fixtures() {
+            solve_perturbed(&name, &text, shift, turn, axis);
+        }
+    }
+}
