@@ -89,6 +89,9 @@ pub enum SolveError {
     System(#[from] SystemError),
 }
 
+/// A cluster: its tangent columns and its equations (rows).
+type Cluster = (Vec<usize>, Vec<usize>);
+
 /// The clusters of a system: for each, its tangent columns and equations (rows). Rows
 /// with no unknown (between grounded parts) are returned apart.
 fn clusters(
@@ -96,7 +99,7 @@ fn clusters(
     compiled: &Compiled,
     state: &[f64],
     params: &[f64],
-) -> Result<(Vec<(Vec<usize>, Vec<usize>)>, Vec<usize>), SolveError> {
+) -> Result<(Vec<Cluster>, Vec<usize>), SolveError> {
     let (_, jac) = system.tangent_jacobian(compiled, state, params)?;
     let n_parts = system.free_parts().len();
     let groups = n_parts + system.extra_unknowns().len();
@@ -120,7 +123,7 @@ fn clusters(
         }
     }
     let mut index: FxHashMap<usize, usize> = FxHashMap::default();
-    let mut out: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+    let mut out: Vec<Cluster> = Vec::new();
     for g in 0..groups {
         let root = uf.find(g);
         let k = *index.entry(root).or_insert_with(|| {
