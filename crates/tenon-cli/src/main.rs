@@ -22,6 +22,20 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Assemble the parts so every joint holds (motions at t = 0).
+    Solve {
+        /// Assembly file (.json or .asmt).
+        file: PathBuf,
+        /// Set a parameter before solving (repeatable).
+        #[arg(long = "set", value_name = "NAME=NUMBER")]
+        set: Vec<String>,
+        /// Write the solved assembly (JSON v1) here.
+        #[arg(short = 'o', value_name = "OUT.json")]
+        output: Option<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Convert an assembly (.asmt or JSON v1) to JSON v1.
     Convert {
         /// Input file (.asmt or .json).
@@ -31,13 +45,15 @@ enum Command {
     },
 }
 
+mod solve;
+
 /// A failure and the exit status it maps to.
-struct Failure {
-    status: u8,
-    error: anyhow::Error,
+pub(crate) struct Failure {
+    pub(crate) status: u8,
+    pub(crate) error: anyhow::Error,
 }
 
-fn bad_input(error: anyhow::Error) -> Failure {
+pub(crate) fn bad_input(error: anyhow::Error) -> Failure {
     Failure { status: 2, error }
 }
 
@@ -61,6 +77,12 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
+        Command::Solve {
+            file,
+            set,
+            output,
+            json,
+        } => solve::run(&file, &set, output.as_deref(), json),
         Command::Convert { input, output } => {
             let assembly = load(&input)?;
             write_atomically(&output, tenon_model::write_json(&assembly).as_bytes())
@@ -70,7 +92,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
 }
 
 /// Reads an assembly file; the format follows the extension (`.asmt`, else JSON v1).
-fn load(path: &Path) -> Result<tenon_model::Assembly, Failure> {
+pub(crate) fn load(path: &Path) -> Result<tenon_model::Assembly, Failure> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read", path.display()))
         .map_err(bad_input)?;
@@ -87,7 +109,7 @@ fn load(path: &Path) -> Result<tenon_model::Assembly, Failure> {
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and a rename.
-fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),

@@ -186,6 +186,12 @@ impl From<(&'static str, EvalProblem)> for PlacementProblem {
 }
 
 impl Placement {
+    /// The placement in numbers with these parameter values, or `None` when it does not
+    /// evaluate (an unknown name, a zero axis: what the readers refuse).
+    pub fn numbers(&self, values: &ParameterValues, units: crate::Units) -> Option<Pose> {
+        self.evaluate(values, units.angle.radians(), None).ok()
+    }
+
     /// Evaluates to numbers (at time `time`, for frames that move), checking the rotation
     /// (zero axis or quaternion, non-orthonormal matrix).
     pub(crate) fn evaluate(

@@ -32,6 +32,9 @@ pub struct SolveOptions {
     pub tolerance: f64,
     /// Newton iterations per cluster before giving up.
     pub max_iterations: usize,
+    /// Whether motions take part (at the time in the parameters). Assembling (`tenon
+    /// solve`) leaves them out, so driven coordinates stay free; kinematic runs use them.
+    pub include_motions: bool,
 }
 
 impl Default for SolveOptions {
@@ -39,6 +42,7 @@ impl Default for SolveOptions {
         SolveOptions {
             tolerance: TOLERANCE,
             max_iterations: 100,
+            include_motions: false,
         }
     }
 }
@@ -99,6 +103,7 @@ fn clusters(
     compiled: &Compiled,
     state: &[f64],
     params: &[f64],
+    include_motions: bool,
 ) -> Result<(Vec<Cluster>, Vec<usize>), SolveError> {
     let (_, jac) = system.tangent_jacobian(compiled, state, params)?;
     let n_parts = system.free_parts().len();
@@ -112,8 +117,17 @@ fn clusters(
     };
     let mut uf = UnionFind::<usize>::new(groups.max(1));
     let mut row_groups: Vec<Vec<usize>> = vec![Vec::new(); jac.rows];
+    let used = |r: usize| {
+        include_motions
+            || !matches!(
+                system.equations().get(r).map(|e| e.owner),
+                Some(tenon_system::Owner::Motion(_))
+            )
+    };
     for &(r, c, _) in &jac.entries {
-        row_groups[r as usize].push(group_of(c as usize));
+        if used(r as usize) {
+            row_groups[r as usize].push(group_of(c as usize));
+        }
     }
     // Structural pattern: an entry that happens to be 0 here still couples (use the
     // compiled pattern, which includes every structurally non-zero entry).
@@ -139,6 +153,9 @@ fn clusters(
     }
     let mut constant_rows = Vec::new();
     for (r, g) in row_groups.iter().enumerate() {
+        if !used(r) {
+            continue;
+        }
         match g.first() {
             Some(&g0) => {
                 let root = uf.find(g0);
@@ -196,7 +213,8 @@ pub fn solve(
     params: &mut [f64],
     options: SolveOptions,
 ) -> Result<SolveReport, SolveError> {
-    let (clusters, constant_rows) = clusters(system, compiled, state, params)?;
+    let (clusters, constant_rows) =
+        clusters(system, compiled, state, params, options.include_motions)?;
     let sizes = part_sizes(system, assembly);
     let n_parts = system.free_parts().len();
     let weight = |col: usize| -> f64 {
@@ -285,12 +303,17 @@ pub fn solve(
         });
     }
     let r = system.residuals(compiled, state, params)?;
-    let max_residual = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let mut unsatisfied: Vec<(usize, f64)> = r
+    // The equations this solve was asked to satisfy (motions only when included).
+    let considered: Vec<usize> = reports
         .iter()
-        .enumerate()
-        .filter(|(_, v)| v.abs() > options.tolerance)
-        .map(|(k, &v)| (k, v))
+        .flat_map(|c| c.equations.iter().copied())
+        .chain(constant_rows.iter().copied())
+        .collect();
+    let max_residual = considered.iter().fold(0.0f64, |m, &k| m.max(r[k].abs()));
+    let mut unsatisfied: Vec<(usize, f64)> = considered
+        .iter()
+        .filter(|&&k| r[k].abs() > options.tolerance)
+        .map(|&k| (k, r[k]))
         .collect();
     unsatisfied.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
     let constants_hold = constant_rows

@@ -14,7 +14,12 @@ fn fixtures() -> Vec<(String, String)> {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap()))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
         .collect();
     files.sort();
     files
@@ -30,7 +35,9 @@ fn solve_perturbed(name: &str, text: &str, shift: f64, turn: f64, axis: [f64; 3]
     let mut params = system.initial_parameters();
     let n = system.free_parts().len();
     let mut delta = vec![0.0; system.tangent_dimension()];
-    let norm = (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]).sqrt().max(1e-9);
+    let norm = (axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2])
+        .sqrt()
+        .max(1e-9);
     for k in 0..n {
         let vars = system.free_parts()[k].vars;
         let p: Vec<f64> = (0..3).map(|c| state[vars[c].index()]).collect();
@@ -42,8 +49,18 @@ fn solve_perturbed(name: &str, text: &str, shift: f64, turn: f64, axis: [f64; 3]
     }
     let old = state.clone();
     system.retract(&mut state, &delta);
-    system.update_turns(&compiled, &old, &state, &mut params).unwrap();
-    let report = solve(&system, &compiled, &a, &mut state, &mut params, SolveOptions::default()).unwrap();
+    system
+        .update_turns(&compiled, &old, &state, &mut params)
+        .unwrap();
+    let report = solve(
+        &system,
+        &compiled,
+        &a,
+        &mut state,
+        &mut params,
+        SolveOptions::default(),
+    )
+    .unwrap();
     assert!(
         report.converged && report.max_residual <= 1e-10,
         "{name} (shift {shift}, turn {turn}): residual {} unsatisfied {:?}",

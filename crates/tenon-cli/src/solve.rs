@@ -1,0 +1,235 @@
+//! `tenon solve`: assemble, report (human or JSON), optionally write the solved file.
+
+use std::path::Path;
+
+use anyhow::anyhow;
+use serde_json::{json, Value};
+use tenon_model::{Assembly, Parameter, Placement, Scalar};
+use tenon_solve::{solve, SolveOptions, SolveReport};
+use tenon_system::{Grounding, Owner, System};
+
+use crate::{bad_input, load, write_atomically, Failure};
+
+/// Applies `--set NAME=NUMBER` options (unknown names and bad numbers are usage errors).
+fn apply_sets(assembly: &mut Assembly, sets: &[String], file: &Path) -> Result<(), Failure> {
+    if sets.is_empty() {
+        return Ok(());
+    }
+    let mut parameters: Vec<Parameter> = assembly.parameters().to_vec();
+    for set in sets {
+        let (name, value) = set
+            .split_once('=')
+            .ok_or_else(|| bad_input(anyhow!("--set {set}: expected NAME=NUMBER")))?;
+        let value: f64 = value
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite())
+            .ok_or_else(|| bad_input(anyhow!("--set {set}: '{value}' is not a number")))?;
+        let p = parameters
+            .iter_mut()
+            .find(|p| p.name == name.trim())
+            .ok_or_else(|| {
+                bad_input(anyhow!(
+                    "--set {set}: {} has no parameter '{name}'",
+                    file.display()
+                ))
+            })?;
+        p.value = Scalar::Number(value);
+    }
+    assembly.set_parameters(parameters);
+    assembly
+        .parameter_values()
+        .map_err(|e| bad_input(anyhow!("{}: {e}", file.display())))?;
+    Ok(())
+}
+
+pub(crate) fn run(
+    file: &Path,
+    sets: &[String],
+    output: Option<&Path>,
+    as_json: bool,
+) -> Result<(), Failure> {
+    let mut assembly = load(file)?;
+    apply_sets(&mut assembly, sets, file)?;
+    let name = file.display().to_string();
+    let mut system = System::build(&assembly).map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
+    let compiled = system
+        .compile()
+        .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
+    let mut state = system.initial_state();
+    let mut params = system.initial_parameters();
+    let report = solve(
+        &system,
+        &compiled,
+        &assembly,
+        &mut state,
+        &mut params,
+        SolveOptions::default(),
+    )
+    .map_err(|e| Failure {
+        status: 1,
+        error: anyhow!("{name}: {e}"),
+    })?;
+    let solved = solved_assembly(&assembly, &system, &state);
+    let text = if as_json {
+        let mut t = serde_json::to_string_pretty(&report_json(&solved, &system, &report))
+            .unwrap_or_default();
+        t.push('\n');
+        t
+    } else {
+        human(&solved, &system, &report, &name)
+    };
+    print!("{text}");
+    if let Some(out) = output {
+        if report.converged {
+            write_atomically(out, tenon_model::write_json(&solved).as_bytes())
+                .map_err(bad_input)?;
+        }
+    }
+    if report.converged {
+        Ok(())
+    } else {
+        Err(Failure {
+            status: 1,
+            error: anyhow!(
+                "{name}: not solved (largest residual {:.3e})",
+                report.max_residual
+            ),
+        })
+    }
+}
+
+/// The assembly with free parts at their solved poses.
+fn solved_assembly(assembly: &Assembly, system: &System, state: &[f64]) -> Assembly {
+    let mut out = assembly.clone();
+    for fp in system.free_parts() {
+        let v: Vec<f64> = fp
+            .vars
+            .iter()
+            .map(|x| state.get(x.index()).copied().unwrap_or(0.0))
+            .collect();
+        out.set_part_placement(
+            fp.part,
+            Placement::from_numbers([v[0], v[1], v[2]], [v[3], v[4], v[5], v[6]]),
+        );
+    }
+    out
+}
+
+fn owner_joint(assembly: &Assembly, system: &System, equation: usize) -> String {
+    match system.equations().get(equation).map(|e| e.owner) {
+        Some(Owner::Joint(j)) | Some(Owner::Drive(j, _)) => {
+            assembly.joint(j).map_or(String::new(), |j| j.id.clone())
+        }
+        Some(Owner::Motion(m)) => format!("motion {m}"),
+        None => String::new(),
+    }
+}
+
+fn cluster_status(c: &tenon_solve::ClusterReport) -> &'static str {
+    match (c.converged, c.rank < c.equations.len(), c.dof) {
+        (false, _, _) => "failed",
+        (true, true, _) => "over_constrained",
+        (true, false, 0) => "well_constrained",
+        (true, false, _) => "under_constrained",
+    }
+}
+
+fn pose_json(assembly: &Assembly) -> Value {
+    let mut parts = serde_json::Map::new();
+    for (_, p) in assembly.parts() {
+        let values = assembly.parameter_values().ok();
+        let pose = values.and_then(|v| p.placement.numbers(&v, assembly.units()));
+        if let Some(pose) = pose {
+            parts.insert(
+                p.id.clone(),
+                json!({ "position": pose.position, "quaternion": pose.quaternion }),
+            );
+        }
+    }
+    Value::Object(parts)
+}
+
+fn messages(system: &System, assembly: &Assembly) -> Vec<String> {
+    let mut m = Vec::new();
+    if let Grounding::FirstPart(k) = system.grounding() {
+        let id = assembly.part(k).map_or("?", |p| p.id.as_str());
+        m.push(format!(
+            "no part is grounded: solved relative to the first part, '{id}'"
+        ));
+    }
+    m.push("redundant and conflicting joints are not named yet (tenon check will)".into());
+    m
+}
+
+fn report_json(assembly: &Assembly, system: &System, report: &SolveReport) -> Value {
+    let clusters: Vec<Value> = report
+        .clusters
+        .iter()
+        .map(|c| {
+            let parts: Vec<String> = c
+                .parts
+                .iter()
+                .filter_map(|k| assembly.part(*k).map(|p| p.id.clone()))
+                .collect();
+            let mut joints: Vec<String> = c
+                .equations
+                .iter()
+                .map(|&e| owner_joint(assembly, system, e))
+                .collect();
+            joints.dedup();
+            json!({
+                "parts": parts, "joints": joints, "status": cluster_status(c), "dof": c.dof,
+                "iterations": c.iterations, "redundant": [], "conflicting": [],
+            })
+        })
+        .collect();
+    json!({
+        "status": if report.converged { "solved" } else { "failed" },
+        "max_residual": report.max_residual,
+        "dof": report.clusters.iter().map(|c| c.dof).sum::<usize>(),
+        "parts": pose_json(assembly),
+        "clusters": clusters,
+        "messages": messages(system, assembly),
+    })
+}
+
+fn human(assembly: &Assembly, system: &System, report: &SolveReport, name: &str) -> String {
+    let mut out = String::new();
+    let status = if report.converged {
+        "solved"
+    } else {
+        "NOT solved"
+    };
+    out.push_str(&format!(
+        "{name}: {status}; largest residual {:.1e}; {} degree(s) of freedom left\n",
+        report.max_residual,
+        report.clusters.iter().map(|c| c.dof).sum::<usize>()
+    ));
+    for (k, c) in report.clusters.iter().enumerate() {
+        let parts: Vec<&str> = c
+            .parts
+            .iter()
+            .filter_map(|p| assembly.part(*p).map(|p| p.id.as_str()))
+            .collect();
+        out.push_str(&format!(
+            "  cluster {}: {} ({}); {} iteration(s), {} degree(s) of freedom\n",
+            k + 1,
+            parts.join(", "),
+            cluster_status(c).replace('_', "-"),
+            c.iterations,
+            c.dof
+        ));
+    }
+    for &(e, r) in report.unsatisfied.iter().take(10) {
+        out.push_str(&format!(
+            "  joint '{}' does not hold: off by {r:.3e}\n",
+            owner_joint(assembly, system, e)
+        ));
+    }
+    for m in messages(system, assembly) {
+        out.push_str(&format!("  note: {m}\n"));
+    }
+    out
+}

@@ -1,0 +1,121 @@
+//! `tenon solve`: reports, exit statuses, --set, -o.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn tenon() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tenon"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(name)
+}
+
+/// A pendulum pinned to ground whose tip must also sit `L` from the pivot's marker.
+const ROD: &str = r#"{ "format": "tenon-assembly", "version": 1, "parameters": { "L": 100 },
+  "parts": [ { "id": "ground", "grounded": true, "markers": { "pivot": {} } },
+             { "id": "arm", "placement": { "rotation": { "axis": [0, 0, 1], "angle": 20 } },
+               "markers": { "pin": {}, "tip": { "position": [100, 0, 0] } } } ],
+  "joints": [ { "id": "pin", "type": "revolute", "i": { "part": "arm", "marker": "pin" }, "j": { "part": "ground", "marker": "pivot" } },
+              { "id": "reach", "type": "distance", "i": { "part": "arm", "marker": "tip" }, "j": { "part": "ground", "marker": "pivot" }, "distance": "L" } ] }"#;
+
+#[test]
+fn solve_reports_json_and_writes_the_solved_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("solved.json");
+    let o = tenon()
+        .arg("solve")
+        .arg(fixture("rssr-four-bar.json"))
+        .arg("--json")
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["status"], "solved");
+    assert_eq!(report["dof"], 2, "crank turn and the coupler's spin");
+    assert!(report["max_residual"].as_f64().unwrap() <= 1e-10);
+    assert_eq!(report["clusters"][0]["status"], "under_constrained");
+    assert_eq!(
+        report["parts"]["crank"]["quaternion"]
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+    let written = std::fs::read_to_string(&out).unwrap();
+    tenon_model::read_json(&written, None).unwrap();
+}
+
+#[test]
+fn a_parameter_that_cannot_hold_fails_with_exit_1_naming_the_joint() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rod.json");
+    std::fs::write(&file, ROD).unwrap();
+    let ok = tenon().arg("solve").arg(&file).output().unwrap();
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
+    let out = dir.path().join("never.json");
+    let o = tenon()
+        .arg("solve")
+        .arg(&file)
+        .args(["--set", "L=101"])
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("joint 'reach' does not hold: off by"),
+        "{text}"
+    );
+    assert!(!out.exists(), "a failed solve writes nothing");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        ROD,
+        "the input is untouched"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rod.json");
+    std::fs::write(&file, ROD).unwrap();
+    for args in [
+        vec!["--set", "Q=1"],
+        vec!["--set", "L"],
+        vec!["--set", "L=abc"],
+    ] {
+        let o = tenon()
+            .arg("solve")
+            .arg(&file)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(!String::from_utf8_lossy(&o.stderr).is_empty());
+    }
+    let missing = tenon()
+        .arg("solve")
+        .arg(dir.path().join("none.json"))
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    let directory = tenon().arg("solve").arg(dir.path()).output().unwrap();
+    assert_eq!(directory.status.code(), Some(2));
+}
