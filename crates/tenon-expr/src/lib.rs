@@ -4,6 +4,7 @@
 //!
 //! ```
 //! use tenon_expr::{ExprGraph, ParseOptions, AngleUnit, parse_into};
+//! # fn main() -> Result<(), tenon_expr::ExprError> {
 //!
 //! let mut g = ExprGraph::new();
 //! let x = g.new_var("x");
@@ -21,15 +22,16 @@
 //!     "x" => Some(g.var(x)),
 //!     "y" => Some(g.var(y)),
 //!     _ => None,
-//! })
-//! .unwrap();
+//! })?;
 //!
-//! let tape = g.compile(&[circle, line], &[x, y]).unwrap();
+//! let tape = g.compile(&[circle, line], &[x, y])?;
 //! let mut ws = tape.workspace();
 //! let (mut r, mut jac) = (vec![0.0; 2], vec![0.0; tape.pattern().nnz()]);
-//! tape.eval(&mut ws, &[3.0, 4.0], &[5.0], &mut r, &mut jac).unwrap();
+//! tape.eval(&mut ws, &[3.0, 4.0], &[5.0], &mut r, &mut jac)?;
 //! assert!(r[0].abs() < 1e-12);
 //! assert_eq!(jac[..2], [6.0, 8.0]); // d(circle)/dx, d(circle)/dy
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! Module map: `node` (ids, operations and their scalar semantics), `graph` (arena,

@@ -9,6 +9,7 @@
 //! knows the formats but does no file IO: callers pass text.
 //!
 //! ```
+//! # fn main() -> Result<(), tenon_model::ModelError> {
 //! let text = r#"{ "format": "tenon-assembly", "version": 1,
 //!   "parameters": { "L": 200 },
 //!   "parts": [ { "id": "base", "grounded": true },
@@ -16,14 +17,19 @@
 //!   "joints": [ { "id": "j1", "type": "hinge",
 //!                 "i": { "part": "arm", "marker": "pin" },
 //!                 "j": { "part": "base", "position": [0, 0, 0] } } ] }"#;
-//! let assembly = tenon_model::read_json(text, Some("arm.json")).unwrap();
+//! let assembly = tenon_model::read_json(text, Some("arm.json"))?;
 //! assert_eq!(assembly.joint_count(), 1);
-//! let again = tenon_model::read_json(&tenon_model::write_json(&assembly), None).unwrap();
+//! let again = tenon_model::read_json(&tenon_model::write_json(&assembly), None)?;
 //! assert_eq!(tenon_model::write_json(&again), tenon_model::write_json(&assembly));
 //!
 //! let bad = text.replace("\"pin\" }", "\"pim\" }");
-//! let err = tenon_model::read_json(&bad, Some("arm.json")).unwrap_err();
-//! assert_eq!(err.to_string(), "arm.json: joints[0].i.marker: part 'arm' has no marker 'pim'");
+//! let err = tenon_model::read_json(&bad, Some("arm.json")).err();
+//! assert_eq!(
+//!     err.map(|e| e.to_string()).as_deref(),
+//!     Some("arm.json: joints[0].i.marker: part 'arm' has no marker 'pim'")
+//! );
+//! # Ok(())
+//! # }
 //! ```
 
 #![warn(missing_docs)]
