@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::anyhow;
 use serde_json::{json, Value};
 use tenon_model::{Assembly, Parameter, Placement, Scalar};
-use tenon_solve::{solve, SolveOptions, SolveReport};
+use tenon_solve::{solve, Problem, SolveOptions, SolveReport};
 use tenon_system::{Grounding, Owner, System};
 
 use crate::{bad_input, load, write_atomically, Failure};
@@ -60,9 +60,11 @@ pub(crate) fn run(
     let mut state = system.initial_state();
     let mut params = system.initial_parameters();
     let report = solve(
-        &system,
-        &compiled,
-        &assembly,
+        &Problem {
+            system: &system,
+            compiled: &compiled,
+            assembly: &assembly,
+        },
         &mut state,
         &mut params,
         SolveOptions::default(),

@@ -203,16 +203,31 @@ fn scalar_value(s: &tenon_model::Scalar, values: &tenon_model::ParameterValues) 
     }
 }
 
-/// Solves every cluster of `system` from `state` (updated in place, as are the turn
-/// counters in `params`).
+/// What a solve works on: the equations, their compiled form, and the assembly they came
+/// from (for part sizes).
+#[derive(Debug, Clone, Copy)]
+pub struct Problem<'a> {
+    /// The equations.
+    pub system: &'a System,
+    /// Compiled once by [`System::compile`].
+    pub compiled: &'a Compiled,
+    /// The assembly the system was built from.
+    pub assembly: &'a Assembly,
+}
+
+/// Solves every cluster from `state` (updated in place, as are the turn counters in
+/// `params`).
 pub fn solve(
-    system: &System,
-    compiled: &Compiled,
-    assembly: &Assembly,
+    problem: &Problem<'_>,
     state: &mut [f64],
     params: &mut [f64],
     options: SolveOptions,
 ) -> Result<SolveReport, SolveError> {
+    let Problem {
+        system,
+        compiled,
+        assembly,
+    } = *problem;
     let (clusters, constant_rows) =
         clusters(system, compiled, state, params, options.include_motions)?;
     let sizes = part_sizes(system, assembly);
@@ -365,4 +380,164 @@ fn min_norm_step(
         dy += vt.row(k).transpose() * coeff;
     }
     dy
+}
+
+/// One drag step: moves free part `part` (index into [`System::free_parts`]) toward
+/// `target` as far as the joints allow, the rest of the mechanism following on its
+/// current branch, with every joint restored by a least-change solve.
+///
+/// Each round takes the motion in the null space of the (weighted) Jacobian that brings
+/// the dragged part closest to its target: with `N` a null-space basis and `N_p` its rows
+/// for the part, `c = pinv(N_p) w_p` and the step is `N c`; then a solve restores the
+/// joints. Rounds repeat until the part stops approaching the target. Drag far with many
+/// nearby targets.
+pub fn drag(
+    problem: &Problem<'_>,
+    state: &mut [f64],
+    params: &mut [f64],
+    part: usize,
+    target: &tenon_model::Pose,
+    options: SolveOptions,
+) -> Result<SolveReport, SolveError> {
+    let Problem {
+        system,
+        compiled,
+        assembly,
+    } = *problem;
+    let Some(fp) = system.free_parts().get(part).copied() else {
+        return solve(problem, state, params, options);
+    };
+    let n = system.tangent_dimension();
+    let sizes = part_sizes(system, assembly);
+    let n_parts = system.free_parts().len();
+    let weight = |col: usize| {
+        if col < 6 * n_parts && col % 6 >= 3 {
+            sizes[col / 6]
+        } else {
+            1.0
+        }
+    };
+    let mut report = solve(problem, state, params, options)?;
+    let mut previous_miss = f64::INFINITY;
+    for _ in 0..20 {
+        // The wished motion of the part, weighted: translation and rotation vector.
+        let p: Vec<f64> = fp.vars[..3].iter().map(|v| state[v.index()]).collect();
+        let q: Vec<f64> = fp.vars[3..].iter().map(|v| state[v.index()]).collect();
+        let mut d =
+            tenon_model::quaternion_multiply(target.quaternion, [q[0], -q[1], -q[2], -q[3]]);
+        if d[0] < 0.0 {
+            d = d.map(|c| -c);
+        }
+        let s = (d[1] * d[1] + d[2] * d[2] + d[3] * d[3]).sqrt();
+        let scale = if s > 1e-15 {
+            2.0 * s.atan2(d[0]) / s
+        } else {
+            2.0
+        };
+        let wish: Vec<f64> = (0..6)
+            .map(|c| {
+                let w = if c < 3 {
+                    target.position[c] - p[c]
+                } else {
+                    d[c - 2] * scale
+                };
+                w * weight(6 * part + c)
+            })
+            .collect();
+        let miss = wish.iter().map(|w| w * w).sum::<f64>().sqrt();
+        if miss <= options.tolerance || miss >= previous_miss * (1.0 - 1e-6) {
+            break;
+        }
+        previous_miss = miss;
+        // Null space of the weighted Jacobian of the equations this solve satisfies.
+        let (_, jac) = system.tangent_jacobian(compiled, state, params)?;
+        let rows: Vec<usize> = (0..jac.rows)
+            .filter(|&r| {
+                options.include_motions
+                    || !matches!(
+                        system.equations().get(r).map(|e| e.owner),
+                        Some(tenon_system::Owner::Motion(_))
+                    )
+            })
+            .collect();
+        let cols: Vec<usize> = (0..n).collect();
+        let j = block(&jac, &rows, &cols, &weight);
+        let basis: Vec<DVector<f64>> = if j.nrows() == 0 {
+            (0..n)
+                .map(|k| DVector::from_fn(n, |i, _| if i == k { 1.0 } else { 0.0 }))
+                .collect()
+        } else {
+            let svd = j.svd(false, true);
+            let smax = svd.singular_values.iter().fold(0.0f64, |m, &s| m.max(s));
+            let Some(vt) = svd.v_t else { break };
+            let rank = svd
+                .singular_values
+                .iter()
+                .filter(|&&s| s > RANK_TOLERANCE * smax.max(1e-300))
+                .count();
+            // Rows of v_t past the rank (and the non-pivoted rest) span the null space.
+            let mut b: Vec<DVector<f64>> = Vec::new();
+            let sv: Vec<f64> = svd.singular_values.iter().copied().collect();
+            for k in 0..vt.nrows() {
+                if sv
+                    .get(k)
+                    .is_none_or(|&s| s <= RANK_TOLERANCE * smax.max(1e-300))
+                {
+                    b.push(vt.row(k).transpose());
+                }
+            }
+            // A wide Jacobian's thin SVD has only min(rows, cols) rows of v_t: complete the
+            // basis with the orthogonal complement when needed.
+            if b.len() + rank < n {
+                b = null_space_complete(&vt, rank, n);
+            }
+            b
+        };
+        if basis.is_empty() {
+            break;
+        }
+        let k = basis.len();
+        let np = DMatrix::from_fn(6, k, |r, c| basis[c][6 * part + r]);
+        let svd = np.svd(true, true);
+        let c = svd
+            .solve(&DVector::from_vec(wish.clone()), 1e-12)
+            .unwrap_or_else(|_| DVector::zeros(k));
+        let mut step = DVector::zeros(n);
+        for (i, b) in basis.iter().enumerate() {
+            step += b * c[i];
+        }
+        let delta: Vec<f64> = (0..n).map(|col| step[col] / weight(col)).collect();
+        let old = state.to_vec();
+        system.retract(state, &delta);
+        system.update_turns(compiled, &old, state, params)?;
+        report = solve(problem, state, params, options)?;
+        if !report.converged {
+            break;
+        }
+    }
+    Ok(report)
+}
+
+/// An orthonormal basis of the null space of a matrix whose row space is spanned by the
+/// first `rank` rows of `vt` (Gram-Schmidt against the unit vectors).
+fn null_space_complete(vt: &DMatrix<f64>, rank: usize, n: usize) -> Vec<DVector<f64>> {
+    let mut basis: Vec<DVector<f64>> = (0..rank).map(|k| vt.row(k).transpose()).collect();
+    let mut null = Vec::new();
+    for e in 0..n {
+        let mut v = DVector::from_fn(n, |i, _| if i == e { 1.0 } else { 0.0 });
+        for b in &basis {
+            let c = b.dot(&v);
+            v -= b * c;
+        }
+        let norm = v.norm();
+        if norm > 1e-8 {
+            v /= norm;
+            basis.push(v.clone());
+            null.push(v);
+        }
+        if basis.len() == n {
+            break;
+        }
+    }
+    null
 }

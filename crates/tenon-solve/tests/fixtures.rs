@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 use tenon_model::read_json;
-use tenon_solve::{solve, SolveOptions};
+use tenon_solve::{solve, Problem, SolveOptions};
 use tenon_system::System;
 
 fn fixtures() -> Vec<(String, String)> {
@@ -53,9 +53,11 @@ fn solve_perturbed(name: &str, text: &str, shift: f64, turn: f64, axis: [f64; 3]
         .update_turns(&compiled, &old, &state, &mut params)
         .unwrap();
     let report = solve(
-        &system,
-        &compiled,
-        &a,
+        &Problem {
+            system: &system,
+            compiled: &compiled,
+            assembly: &a,
+        },
         &mut state,
         &mut params,
         SolveOptions::default(),

@@ -7,7 +7,7 @@ use std::f64::consts::PI;
 use std::path::PathBuf;
 
 use tenon_model::{read_json, Assembly};
-use tenon_solve::{solve, SolveOptions};
+use tenon_solve::{solve, Problem, SolveOptions};
 use tenon_system::{Compiled, System};
 
 struct Sweep {
@@ -47,9 +47,11 @@ impl Sweep {
             ..SolveOptions::default()
         };
         let report = solve(
-            &self.system,
-            &self.compiled,
-            &self.assembly,
+            &Problem {
+                system: &self.system,
+                compiled: &self.compiled,
+                assembly: &self.assembly,
+            },
             &mut self.state,
             &mut self.params,
             options,
