@@ -153,8 +153,14 @@ fn pose_json(assembly: &Assembly) -> Value {
     Value::Object(parts)
 }
 
-fn messages(system: &System, assembly: &Assembly) -> Vec<String> {
+fn messages(system: &System, assembly: &Assembly, report: &SolveReport) -> Vec<String> {
     let mut m = Vec::new();
+    for k in &report.flipped {
+        let id = assembly.joint(*k).map_or("?", |j| j.id.as_str());
+        m.push(format!(
+            "joint '{id}' ended on its mirror branch (an axis reversed from the starting pose)"
+        ));
+    }
     if let Grounding::FirstPart(k) = system.grounding() {
         let id = assembly.part(k).map_or("?", |p| p.id.as_str());
         m.push(format!(
@@ -193,7 +199,7 @@ fn report_json(assembly: &Assembly, system: &System, report: &SolveReport) -> Va
         "dof": report.clusters.iter().map(|c| c.dof).sum::<usize>(),
         "parts": pose_json(assembly),
         "clusters": clusters,
-        "messages": messages(system, assembly),
+        "messages": messages(system, assembly, report),
     })
 }
 
@@ -230,7 +236,7 @@ fn human(assembly: &Assembly, system: &System, report: &SolveReport, name: &str)
             owner_joint(assembly, system, e)
         ));
     }
-    for m in messages(system, assembly) {
+    for m in messages(system, assembly, report) {
         out.push_str(&format!("  note: {m}\n"));
     }
     out

@@ -82,6 +82,9 @@ pub struct SolveReport {
     pub clusters: Vec<ClusterReport>,
     /// Equations that still do not hold: `(index, residual)`, largest first.
     pub unsatisfied: Vec<(usize, f64)>,
+    /// Joints that ended on their mirror branch (an aligned axis or locked twist
+    /// reversed from where the solve started): never silent.
+    pub flipped: Vec<tenon_model::JointKey>,
 }
 
 /// Errors: only a failure to evaluate (the input was usable, so this is a bug).
@@ -228,6 +231,7 @@ pub fn solve(
         compiled,
         assembly,
     } = *problem;
+    let start = state.to_vec();
     let (clusters, constant_rows) =
         clusters(system, compiled, state, params, options.include_motions)?;
     let sizes = part_sizes(system, assembly);
@@ -334,8 +338,10 @@ pub fn solve(
     let constants_hold = constant_rows
         .iter()
         .all(|&k| r[k].abs() <= options.tolerance);
+    let flipped = system.flipped(compiled, &start, state, params)?;
     Ok(SolveReport {
         converged: reports.iter().all(|c| c.converged) && constants_hold,
+        flipped,
         max_residual,
         clusters: reports,
         unsatisfied,

@@ -94,3 +94,36 @@ proptest! {
         }
     }
 }
+
+/// A revolute whose axes start on the + side (80 degrees apart) while a fixed joint
+/// demands the part turned 180 degrees about x: the revolute must end on its mirror
+/// branch, and the report says so.
+#[test]
+fn a_forced_flip_is_reported() {
+    let text = r#"{ "format": "tenon-assembly", "version": 1,
+      "parts": [ { "id": "ground", "grounded": true, "markers": { "pin": {}, "dock": { "rotation": { "axis": [1, 0, 0], "angle": 180 } } } },
+                 { "id": "lid", "placement": { "rotation": { "axis": [1, 0, 0], "angle": 80 } }, "markers": { "pin": {} } } ],
+      "joints": [ { "id": "hinge", "type": "revolute", "i": { "part": "lid", "marker": "pin" }, "j": { "part": "ground", "marker": "pin" } },
+                  { "id": "weld", "type": "fixed", "i": { "part": "lid", "marker": "pin" }, "j": { "part": "ground", "marker": "dock" } } ] }"#;
+    let a = read_json(text, None).unwrap();
+    let mut system = System::build(&a).unwrap();
+    let compiled = system.compile().unwrap();
+    let mut state = system.initial_state();
+    let mut params = system.initial_parameters();
+    let problem = Problem {
+        system: &system,
+        compiled: &compiled,
+        assembly: &a,
+    };
+    let report = solve(&problem, &mut state, &mut params, SolveOptions::default()).unwrap();
+    assert!(report.converged, "{}", report.max_residual);
+    let names: Vec<&str> = report
+        .flipped
+        .iter()
+        .map(|k| a.joint(*k).unwrap().id.as_str())
+        .collect();
+    assert_eq!(names, vec!["hinge"]);
+    // Solving again from there flips nothing.
+    let again = solve(&problem, &mut state, &mut params, SolveOptions::default()).unwrap();
+    assert!(again.flipped.is_empty());
+}

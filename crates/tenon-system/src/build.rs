@@ -99,6 +99,8 @@ pub struct System {
     pub(crate) equations: Vec<Equation>,
     pub(crate) turns: Vec<Turns>,
     pub(crate) limits: Vec<LimitSpec>,
+    /// Per joint: expressions whose signs tell its branch.
+    pub(crate) branches: Vec<(JointKey, ExprId)>,
     pub(crate) params: Vec<f64>,
     pub(crate) named_params: Vec<(String, ParamId)>,
     pub(crate) time: ParamId,
@@ -249,6 +251,7 @@ impl System {
 
         let mut equations = Vec::new();
         let mut limits = Vec::new();
+        let mut branches = Vec::new();
         let mut frames: FxHashMap<JointKey, (Frame, Frame)> = FxHashMap::default();
         for (key, joint) in assembly.joints() {
             if joint.suppressed {
@@ -313,6 +316,9 @@ impl System {
                     what,
                     message: "a cam joint needs a profile".into(),
                 });
+            }
+            for e in joints::branch_indicators(&mut b.graph, joint.joint_type, &fi, &fj) {
+                branches.push((key, e));
             }
             for r in joints::equations(
                 &mut b,
@@ -434,6 +440,7 @@ impl System {
             equations,
             turns: b.turns,
             limits,
+            branches,
             params: params_full,
             named_params,
             time,

@@ -321,6 +321,39 @@ pub(crate) fn equations(
     }
 }
 
+/// Expressions whose sign tells a joint's branch: `z_i . z_j` for joints that align axes
+/// (their equations also hold at `z_i = -z_j`), and `x_i . x_j` for those that also lock
+/// the twist. A sign change between two states is a flip to the mirror pose.
+pub(crate) fn branch_indicators(
+    g: &mut ExprGraph,
+    joint_type: JointType,
+    i: &Frame,
+    j: &Frame,
+) -> Vec<ExprId> {
+    let aligns = matches!(
+        joint_type,
+        JointType::Fixed
+            | JointType::Revolute
+            | JointType::Cylindrical
+            | JointType::Slider
+            | JointType::Planar
+            | JointType::Screw
+            | JointType::Parallel
+            | JointType::Slot
+            | JointType::ParallelAtDistance
+            | JointType::CoplanarParallelAtDistance
+    );
+    let locks_twist = matches!(joint_type, JointType::Fixed | JointType::Slider);
+    let mut out = Vec::new();
+    if aligns {
+        out.push(g.dot(&i.z(), &j.z()));
+    }
+    if locks_twist {
+        out.push(g.dot(&i.x(), &j.x()));
+    }
+    out
+}
+
 /// `2 pi (s - s0) - pitch (a - a0)`: `s = (O_j - O_i) . z_i` the advance of `O_j` along
 /// marker i's axis, `a` the continuous angle of `x_j` from `x_i` about `z_i`.
 fn screw_relation(b: &mut dyn JointBuilder, i: &Frame, j: &Frame, pitch: ExprId) -> Residual {

@@ -14,6 +14,7 @@ pub struct Compiled {
     tape: Tape,
     columns: Vec<VarId>,
     raw_angles: Tape,
+    branches: Tape,
 }
 
 /// A Jacobian in the tangent space, as `(row, column, value)` entries (a column may
@@ -59,10 +60,13 @@ impl System {
         let tape = self.graph.compile(&outputs, &columns)?;
         let raws: Vec<ExprId> = self.turns.iter().map(|t| t.raw).collect();
         let raw_angles = self.graph.compile(&raws, &[])?;
+        let indicators: Vec<ExprId> = self.branches.iter().map(|&(_, e)| e).collect();
+        let branches = self.graph.compile(&indicators, &[])?;
         Ok(Compiled {
             tape,
             columns,
             raw_angles,
+            branches,
         })
     }
 
@@ -171,6 +175,40 @@ impl System {
                     .rem_euclid(2.0 * std::f64::consts::PI);
             }
         }
+    }
+
+    /// Joints that flipped between `before` and `after`: an aligned axis or a locked
+    /// twist that went from its intended side (`z_i . z_j > 0`, `x_i . x_j > 0`) to the
+    /// mirror one, which the joint's equations also allow. Each joint is listed once.
+    pub fn flipped(
+        &self,
+        compiled: &Compiled,
+        before: &[f64],
+        after: &[f64],
+        params: &[f64],
+    ) -> Result<Vec<tenon_model::JointKey>, SystemError> {
+        if self.branches.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut ws = compiled.branches.workspace();
+        let mut out = compiled.branches.output();
+        compiled
+            .branches
+            .evaluate_residuals(&mut ws, before, params, &mut out)?;
+        let a = out.residuals().to_vec();
+        compiled
+            .branches
+            .evaluate_residuals(&mut ws, after, params, &mut out)?;
+        let mut flipped = Vec::new();
+        for ((&(joint, _), &x), &y) in self.branches.iter().zip(&a).zip(out.residuals()) {
+            // A flip leaves the intended branch (positive) for the mirror one; coming
+            // back from the mirror side is a correction, and near zero the branch is
+            // undecided.
+            if x > 1e-6 && y < -1e-6 && !flipped.contains(&joint) {
+                flipped.push(joint);
+            }
+        }
+        Ok(flipped)
     }
 
     /// Keeps counted angles continuous from `old` to `new`: each turn counter moves by
