@@ -19,6 +19,12 @@
 
 #![warn(missing_docs)]
 
+mod structure;
+
+pub use structure::{
+    dulmage_mendelsohn, maximum_matching, Decomposition, Incidence, Matching, Subset,
+};
+
 use nalgebra::{DMatrix, DVector};
 use petgraph::unionfind::UnionFind;
 use rustc_hash::FxHashMap;
@@ -546,4 +552,37 @@ fn null_space_complete(vt: &DMatrix<f64>, rank: usize, n: usize) -> Vec<DVector<
         }
     }
     null
+}
+
+/// The Dulmage-Mendelsohn decomposition of a system's equations (motions left out unless
+/// `include_motions`) against its tangent columns, from the Jacobian's sparsity at
+/// `state`.
+pub fn structure(
+    problem: &Problem<'_>,
+    state: &[f64],
+    params: &[f64],
+    include_motions: bool,
+) -> Result<Decomposition, SolveError> {
+    let system = problem.system;
+    let (_, jac) = system.tangent_jacobian(problem.compiled, state, params)?;
+    let rows: Vec<usize> = (0..jac.rows)
+        .filter(|&r| {
+            include_motions
+                || !matches!(
+                    system.equations().get(r).map(|e| e.owner),
+                    Some(tenon_system::Owner::Motion(_))
+                )
+        })
+        .collect();
+    let mut index = vec![usize::MAX; jac.rows];
+    for (k, &r) in rows.iter().enumerate() {
+        index[r] = k;
+    }
+    let mut adjacency = vec![Vec::new(); rows.len()];
+    for &(r, c, _) in &jac.entries {
+        if let Some(&k) = index.get(r as usize).filter(|&&k| k != usize::MAX) {
+            adjacency[k].push(c);
+        }
+    }
+    Ok(dulmage_mendelsohn(&Incidence::new(jac.columns, adjacency)))
 }

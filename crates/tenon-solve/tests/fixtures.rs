@@ -127,3 +127,40 @@ fn a_forced_flip_is_reported() {
     let again = solve(&problem, &mut state, &mut params, SolveOptions::default()).unwrap();
     assert!(again.flipped.is_empty());
 }
+
+#[test]
+fn structure_shows_the_four_bars_surplus_and_the_arms_freedom() {
+    let check = |name: &str| {
+        let text = std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../fixtures")
+                .join(name),
+        )
+        .unwrap();
+        let a = read_json(&text, None).unwrap();
+        let mut system = System::build(&a).unwrap();
+        let compiled = system.compile().unwrap();
+        let problem = Problem {
+            system: &system,
+            compiled: &compiled,
+            assembly: &a,
+        };
+        let d = tenon_solve::structure(
+            &problem,
+            &system.initial_state(),
+            &system.initial_parameters(),
+            false,
+        )
+        .unwrap();
+        (
+            d.over.rows.len() as i64 - d.over.columns.len() as i64,
+            d.under.columns.len() as i64 - d.under.rows.len() as i64,
+        )
+    };
+    // Four revolutes (20 equations) on three parts (18 unknowns): 2 equations too many.
+    let (surplus, freedom) = check("four-bar.json");
+    assert_eq!((surplus, freedom), (2, 0));
+    // Six revolutes and a fixed joint on seven parts: 42 unknowns, 36 equations.
+    let (surplus, freedom) = check("robot-arm.json");
+    assert_eq!((surplus, freedom), (0, 6));
+}

@@ -1,0 +1,344 @@
+//! Structural analysis of equations against unknowns, before any numerics: a maximum
+//! matching (Hopcroft-Karp) and the Dulmage-Mendelsohn decomposition.
+//!
+//! The bipartite graph has a row per equation and a column per scalar unknown, with an
+//! edge where the equation depends on the unknown. From a maximum matching:
+//! - the **over-determined** part: rows reachable from an unmatched row by alternating
+//!   paths (row, edge to a column, matching back to a row), with the columns on those
+//!   paths; more equations than unknowns, so some are redundant or in conflict;
+//! - the **under-determined** part: columns reachable from an unmatched column by
+//!   alternating paths (column, edge to a row, matching back to a column), with the rows
+//!   on those paths; more unknowns than equations, so freedom is left;
+//! - the **well-determined** rest, square and perfectly matched, split into the strongly
+//!   connected components of the matched dependency graph: blocks that can be solved one
+//!   after another (block-triangular order), each depending only on earlier ones.
+//!
+//! Structural results are necessary, not sufficient: numerical redundancy (a planar
+//! four-bar in 3D) shows only in the rank, which the diagnostics compute.
+
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::DiGraph;
+
+/// A bipartite incidence: `adjacency[row]` lists the columns row `row` depends on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incidence {
+    columns: usize,
+    adjacency: Vec<Vec<u32>>,
+}
+
+impl Incidence {
+    /// An incidence of `columns` columns and the given rows (columns out of range are
+    /// dropped, repeats kept once).
+    pub fn new(columns: usize, mut adjacency: Vec<Vec<u32>>) -> Self {
+        for row in &mut adjacency {
+            row.retain(|&c| (c as usize) < columns);
+            row.sort_unstable();
+            row.dedup();
+        }
+        Incidence { columns, adjacency }
+    }
+
+    /// Number of rows.
+    pub fn rows(&self) -> usize {
+        self.adjacency.len()
+    }
+
+    /// Number of columns.
+    pub fn columns(&self) -> usize {
+        self.columns
+    }
+}
+
+/// A maximum matching: `row_mate[r]` is the column matched to row `r`, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Matching {
+    /// Column of each row.
+    pub row_mate: Vec<Option<u32>>,
+    /// Row of each column.
+    pub column_mate: Vec<Option<u32>>,
+}
+
+impl Matching {
+    /// Number of matched pairs.
+    pub fn size(&self) -> usize {
+        self.row_mate.iter().filter(|m| m.is_some()).count()
+    }
+}
+
+/// Hopcroft-Karp: a maximum matching in `O(E sqrt(V))`, iterative (no recursion on path
+/// length).
+pub fn maximum_matching(g: &Incidence) -> Matching {
+    const FREE: u32 = u32::MAX;
+    let (n_rows, n_cols) = (g.rows(), g.columns);
+    let mut row_mate = vec![FREE; n_rows];
+    let mut col_mate = vec![FREE; n_cols];
+    let mut dist = vec![u32::MAX; n_rows];
+    let mut queue = Vec::with_capacity(n_rows);
+    let mut next_edge = vec![0usize; n_rows];
+    let mut stack: Vec<u32> = Vec::new();
+    loop {
+        // Breadth-first layers from the free rows.
+        queue.clear();
+        for r in 0..n_rows {
+            if row_mate[r] == FREE {
+                dist[r] = 0;
+                queue.push(r as u32);
+            } else {
+                dist[r] = u32::MAX;
+            }
+        }
+        let mut found = false;
+        let mut head = 0;
+        while head < queue.len() {
+            let r = queue[head] as usize;
+            head += 1;
+            for &c in &g.adjacency[r] {
+                let m = col_mate[c as usize];
+                if m == FREE {
+                    found = true;
+                } else if dist[m as usize] == u32::MAX {
+                    dist[m as usize] = dist[r] + 1;
+                    queue.push(m);
+                }
+            }
+        }
+        if !found {
+            break;
+        }
+        // Depth-first augmenting paths along the layers, with an explicit stack.
+        next_edge.iter_mut().for_each(|e| *e = 0);
+        for start in 0..n_rows {
+            if row_mate[start] != FREE {
+                continue;
+            }
+            stack.clear();
+            stack.push(start as u32);
+            while let Some(&r) = stack.last() {
+                let r = r as usize;
+                let mut advanced = false;
+                while next_edge[r] < g.adjacency[r].len() {
+                    let c = g.adjacency[r][next_edge[r]];
+                    next_edge[r] += 1;
+                    let m = col_mate[c as usize];
+                    if m == FREE {
+                        // Augment along the stack: each row takes the column that leads
+                        // on from it.
+                        let mut col = c;
+                        while let Some(row) = stack.pop() {
+                            let previous = row_mate[row as usize];
+                            row_mate[row as usize] = col;
+                            col_mate[col as usize] = row;
+                            col = previous;
+                        }
+                        advanced = true;
+                        break;
+                    } else if dist[m as usize] == dist[r] + 1 {
+                        stack.push(m);
+                        advanced = true;
+                        break;
+                    }
+                }
+                if !advanced {
+                    dist[r] = u32::MAX; // dead end for this phase
+                    stack.pop();
+                }
+            }
+        }
+    }
+    let opt = |x: u32| (x != FREE).then_some(x);
+    Matching {
+        row_mate: row_mate.into_iter().map(opt).collect(),
+        column_mate: col_mate.into_iter().map(opt).collect(),
+    }
+}
+
+/// A set of rows and columns.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Subset {
+    /// Rows (equations), ascending.
+    pub rows: Vec<u32>,
+    /// Columns (unknowns), ascending.
+    pub columns: Vec<u32>,
+}
+
+/// The Dulmage-Mendelsohn decomposition (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decomposition {
+    /// More equations than unknowns.
+    pub over: Subset,
+    /// More unknowns than equations.
+    pub under: Subset,
+    /// Square blocks of the well-determined part, in an order in which each depends only
+    /// on blocks before it.
+    pub blocks: Vec<Subset>,
+    /// The matching it was built from.
+    pub matching: Matching,
+}
+
+/// Decomposes `g` (structure only).
+pub fn dulmage_mendelsohn(g: &Incidence) -> Decomposition {
+    let m = maximum_matching(g);
+    let (n_rows, n_cols) = (g.rows(), g.columns);
+    // Columns' rows (transpose of the adjacency).
+    let mut col_rows: Vec<Vec<u32>> = vec![Vec::new(); n_cols];
+    for (r, cols) in g.adjacency.iter().enumerate() {
+        for &c in cols {
+            col_rows[c as usize].push(r as u32);
+        }
+    }
+    // Over-determined: alternate from unmatched rows.
+    let mut row_over = vec![false; n_rows];
+    let mut col_over = vec![false; n_cols];
+    let mut stack: Vec<u32> = (0..n_rows as u32)
+        .filter(|&r| m.row_mate[r as usize].is_none())
+        .collect();
+    for &r in &stack {
+        row_over[r as usize] = true;
+    }
+    while let Some(r) = stack.pop() {
+        for &c in &g.adjacency[r as usize] {
+            if !col_over[c as usize] {
+                col_over[c as usize] = true;
+                if let Some(next) = m.column_mate[c as usize] {
+                    if !row_over[next as usize] {
+                        row_over[next as usize] = true;
+                        stack.push(next);
+                    }
+                }
+            }
+        }
+    }
+    // Under-determined: alternate from unmatched columns.
+    let mut row_under = vec![false; n_rows];
+    let mut col_under = vec![false; n_cols];
+    let mut stack: Vec<u32> = (0..n_cols as u32)
+        .filter(|&c| m.column_mate[c as usize].is_none())
+        .collect();
+    for &c in &stack {
+        col_under[c as usize] = true;
+    }
+    while let Some(c) = stack.pop() {
+        for &r in &col_rows[c as usize] {
+            if !row_under[r as usize] {
+                row_under[r as usize] = true;
+                if let Some(next) = m.row_mate[r as usize] {
+                    if !col_under[next as usize] {
+                        col_under[next as usize] = true;
+                        stack.push(next);
+                    }
+                }
+            }
+        }
+    }
+    let collect = |flags: &[bool]| -> Vec<u32> {
+        flags
+            .iter()
+            .enumerate()
+            .filter(|(_, &f)| f)
+            .map(|(k, _)| k as u32)
+            .collect()
+    };
+    let over = Subset {
+        rows: collect(&row_over),
+        columns: collect(&col_over),
+    };
+    let under = Subset {
+        rows: collect(&row_under),
+        columns: collect(&col_under),
+    };
+    // Well-determined: matched rows in neither part. Node = row; edge r -> r' when r
+    // depends on the column matched to r' (r' must be solved before r).
+    let square: Vec<u32> = (0..n_rows as u32)
+        .filter(|&r| {
+            !row_over[r as usize] && !row_under[r as usize] && m.row_mate[r as usize].is_some()
+        })
+        .collect();
+    let mut index = vec![u32::MAX; n_rows];
+    let mut graph: DiGraph<u32, ()> = DiGraph::with_capacity(square.len(), 0);
+    for &r in &square {
+        index[r as usize] = graph.add_node(r).index() as u32;
+    }
+    for &r in &square {
+        for &c in &g.adjacency[r as usize] {
+            if let Some(other) = m.column_mate[c as usize] {
+                if other != r && index[other as usize] != u32::MAX {
+                    graph.add_edge(
+                        petgraph::graph::NodeIndex::new(index[r as usize] as usize),
+                        petgraph::graph::NodeIndex::new(index[other as usize] as usize),
+                        (),
+                    );
+                }
+            }
+        }
+    }
+    // Tarjan yields components in reverse topological order of the edges r -> r', that
+    // is, dependencies first: the solve order.
+    let blocks = tarjan_scc(&graph)
+        .into_iter()
+        .map(|component| {
+            let mut rows: Vec<u32> = component.iter().map(|n| graph[*n]).collect();
+            rows.sort_unstable();
+            let mut columns: Vec<u32> = rows
+                .iter()
+                .filter_map(|&r| m.row_mate[r as usize])
+                .collect();
+            columns.sort_unstable();
+            Subset { rows, columns }
+        })
+        .collect();
+    Decomposition {
+        over,
+        under,
+        blocks,
+        matching: m,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inc(cols: usize, rows: &[&[u32]]) -> Incidence {
+        Incidence::new(cols, rows.iter().map(|r| r.to_vec()).collect())
+    }
+
+    #[test]
+    fn a_lower_triangular_system_splits_into_ordered_singletons() {
+        // x0 = a; x1 = f(x0); x2 = g(x0, x1).
+        let d = dulmage_mendelsohn(&inc(3, &[&[0], &[0, 1], &[0, 1, 2]]));
+        assert!(d.over.rows.is_empty() && d.under.columns.is_empty());
+        let order: Vec<Vec<u32>> = d.blocks.iter().map(|b| b.rows.clone()).collect();
+        assert_eq!(order, vec![vec![0], vec![1], vec![2]]);
+    }
+
+    #[test]
+    fn a_coupled_pair_is_one_block_after_what_it_depends_on() {
+        // r0 fixes x0; r1, r2 couple x1 and x2 and use x0.
+        let d = dulmage_mendelsohn(&inc(3, &[&[0], &[0, 1, 2], &[1, 2]]));
+        let order: Vec<Vec<u32>> = d.blocks.iter().map(|b| b.rows.clone()).collect();
+        assert_eq!(order, vec![vec![0], vec![1, 2]]);
+    }
+
+    #[test]
+    fn a_repeated_equation_is_over_determined_and_a_free_unknown_under() {
+        // r0 and r1 both constrain only x0 (one too many); x1 appears in r2 with x2 (one
+        // equation, two unknowns).
+        let d = dulmage_mendelsohn(&inc(3, &[&[0], &[0], &[1, 2]]));
+        assert_eq!(
+            d.over,
+            Subset {
+                rows: vec![0, 1],
+                columns: vec![0]
+            }
+        );
+        assert_eq!(
+            d.under,
+            Subset {
+                rows: vec![2],
+                columns: vec![1, 2]
+            }
+        );
+        assert!(d.blocks.is_empty());
+        assert_eq!(d.matching.size(), 2);
+    }
+}
