@@ -102,6 +102,15 @@ pub enum SolveError {
     System(#[from] SystemError),
 }
 
+/// Whether equation `row` takes part in a solve (motions only when included).
+fn takes_part(system: &System, row: usize, include_motions: bool) -> bool {
+    include_motions
+        || !matches!(
+            system.equations().get(row).map(|e| e.owner),
+            Some(tenon_system::Owner::Motion(_))
+        )
+}
+
 /// A cluster: its tangent columns and its equations (rows).
 type Cluster = (Vec<usize>, Vec<usize>);
 
@@ -126,13 +135,7 @@ fn clusters(
     };
     let mut uf = UnionFind::<usize>::new(groups.max(1));
     let mut row_groups: Vec<Vec<usize>> = vec![Vec::new(); jac.rows];
-    let used = |r: usize| {
-        include_motions
-            || !matches!(
-                system.equations().get(r).map(|e| e.owner),
-                Some(tenon_system::Owner::Motion(_))
-            )
-    };
+    let used = |r: usize| takes_part(system, r, include_motions);
     for &(r, c, _) in &jac.entries {
         if used(r as usize) {
             row_groups[r as usize].push(group_of(c as usize));
@@ -464,13 +467,7 @@ pub fn drag(
         // Null space of the weighted Jacobian of the equations this solve satisfies.
         let (_, jac) = system.tangent_jacobian(compiled, state, params)?;
         let rows: Vec<usize> = (0..jac.rows)
-            .filter(|&r| {
-                options.include_motions
-                    || !matches!(
-                        system.equations().get(r).map(|e| e.owner),
-                        Some(tenon_system::Owner::Motion(_))
-                    )
-            })
+            .filter(|&r| takes_part(system, r, options.include_motions))
             .collect();
         let cols: Vec<usize> = (0..n).collect();
         let j = block(&jac, &rows, &cols, &weight);
@@ -566,13 +563,7 @@ pub fn structure(
     let system = problem.system;
     let (_, jac) = system.tangent_jacobian(problem.compiled, state, params)?;
     let rows: Vec<usize> = (0..jac.rows)
-        .filter(|&r| {
-            include_motions
-                || !matches!(
-                    system.equations().get(r).map(|e| e.owner),
-                    Some(tenon_system::Owner::Motion(_))
-                )
-        })
+        .filter(|&r| takes_part(system, r, include_motions))
         .collect();
     let mut index = vec![usize::MAX; jac.rows];
     for (k, &r) in rows.iter().enumerate() {

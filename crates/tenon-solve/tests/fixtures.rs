@@ -3,26 +3,16 @@
 
 use std::path::PathBuf;
 
+#[path = "../../tenon-model/tests/common/mod.rs"]
+mod common;
+
 use proptest::prelude::*;
 use tenon_model::read_json;
 use tenon_solve::{solve, Problem, SolveOptions};
 use tenon_system::System;
 
 fn fixtures() -> Vec<(String, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
-    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_string_lossy().into_owned(),
-                std::fs::read_to_string(&p).unwrap(),
-            )
-        })
-        .collect();
-    files.sort();
-    files
+    common::files("../../fixtures", "json")
 }
 
 /// Solves `name` after moving every free part by `shift` (fraction of its distance from

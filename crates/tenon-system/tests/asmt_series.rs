@@ -4,6 +4,7 @@
 //! kinds, i/j conventions) and of the equations at once.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../../tenon-model/tests/common/mod.rs"]
 mod common;
 
 use tenon_model::{read_asmt, read_asmt_time_series};

@@ -2,6 +2,7 @@
 //! load (every joint holds); together they use every joint type.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../../tenon-model/tests/common/mod.rs"]
 mod common;
 
 use std::collections::BTreeSet;
