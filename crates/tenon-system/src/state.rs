@@ -12,7 +12,6 @@ use crate::error::SystemError;
 #[derive(Debug, Clone)]
 pub struct Compiled {
     tape: Tape,
-    columns: Vec<VarId>,
     raw_angles: Tape,
     branches: Tape,
 }
@@ -64,7 +63,6 @@ impl System {
         let branches = self.graph.compile(&indicators, &[])?;
         Ok(Compiled {
             tape,
-            columns,
             raw_angles,
             branches,
         })
@@ -122,7 +120,6 @@ impl System {
                 }
             }
         }
-        let _ = &compiled.columns;
         Ok((
             out.residuals().to_vec(),
             TangentJacobian {
