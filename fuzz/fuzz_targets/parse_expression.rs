@@ -3,7 +3,9 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     if let Ok(parsed) = tenon_expr::parse(text) {
         let mut g = tenon_expr::ExprGraph::new();
         let opts = tenon_expr::ParseOptions::default();
