@@ -306,8 +306,17 @@ pub fn solve(
                 }
                 alpha *= 0.5;
             }
-            if accepted {
+            if accepted && alpha >= 0.25 {
                 lambda *= 0.25;
+            } else if accepted {
+                // Only a short step helped: the Gauss-Newton direction is unreliable here
+                // (near-singular Jacobian, e.g. redundant joints near a solution set):
+                // damp the next one (Levenberg-Marquardt).
+                lambda = if lambda == 0.0 {
+                    1e-6 * smax * smax
+                } else {
+                    lambda * 4.0
+                };
             } else {
                 // No descent along the Gauss-Newton direction: damp it.
                 lambda = if lambda == 0.0 {

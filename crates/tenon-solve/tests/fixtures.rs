@@ -154,3 +154,25 @@ fn structure_shows_the_four_bars_surplus_and_the_arms_freedom() {
     let (surplus, freedom) = check("robot-arm.json");
     assert_eq!((surplus, freedom), (0, 6));
 }
+
+/// Found by the random perturbations (CI): near its solution set (the cam's free turn)
+/// the Jacobian is near-singular and undamped Gauss-Newton crawled; the solver now damps
+/// after short steps.
+#[test]
+fn cam_follower_from_a_tilted_start() {
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/cam-follower.json"),
+    )
+    .unwrap();
+    solve_perturbed(
+        "cam-follower.json",
+        &text,
+        0.075062709251812,
+        -0.19159359780273405,
+        [
+            -0.010928147546913531,
+            -0.5714753497435417,
+            -0.8140189748329185,
+        ],
+    );
+}
