@@ -113,6 +113,66 @@ fn perpendicular(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Residual {
     angle(g.dot(&i.z(), &j.z()))
 }
 
+/// The angle between `z_i` and `z_j` is `theta` (2 equations, 1 extra unknown).
+///
+/// `z_i . z_j = cos(theta)` alone has a zero gradient where the axes are parallel or
+/// opposite, the usual starting poses in CAD, so Newton cannot leave them. An extra
+/// unknown `phi`, an azimuth about `z_j` (from `x_j`), picks the plane through `z_j` and
+/// `u = cos(phi) x_j + sin(phi) y_j` in which `z_i` must lie, and in that plane the
+/// cosine condition is tilted so that its gradient does not vanish at 0 or 180 degrees:
+///
+/// - `z_i . (-sin(phi) x_j + cos(phi) y_j) = 0`
+/// - `(z_i . z_j - cos(theta)) (1 + k z_i . u) = 0`, `k = ANGLE_TILT` (< 1, so the
+///   second factor is positive and adds no solutions).
+///
+/// The solutions are exactly the poses with the requested angle (`phi` then the azimuth
+/// of `z_i`, or that plus 180 degrees). `phi` starts at the azimuth of `z_i` in the
+/// loaded pose (0 when the axes are parallel).
+///
+/// A constant angle of 0 or 180 degrees leaves `phi` undetermined and the cosine
+/// condition flat at its solution; there the joint is lowered as a parallel joint (2
+/// equations, no extra unknown), which like every axis-aligning joint also holds with
+/// the axis reversed.
+fn angle_between(b: &mut dyn JointBuilder, i: &Frame, j: &Frame, theta: ExprId) -> Vec<Residual> {
+    const ANGLE_TILT: f64 = 0.5;
+    if let Some(value) = b.graph().as_const(theta) {
+        let turns = value / std::f64::consts::PI;
+        if (turns - turns.round()).abs() < 1e-12 {
+            return aligned(b.graph(), i, j);
+        }
+    }
+    let start = {
+        let g = b.graph();
+        let (y, x) = (g.dot(&i.z(), &j.y()), g.dot(&i.z(), &j.x()));
+        g.atan2(y, x)
+    };
+    let phi = b.extra_unknown("angle azimuth", start);
+    let g = b.graph();
+    let (cp, sp) = (g.cos(phi), g.sin(phi));
+    let (zx, zy, zz) = (
+        g.dot(&i.z(), &j.x()),
+        g.dot(&i.z(), &j.y()),
+        g.dot(&i.z(), &j.z()),
+    );
+    let in_plane = {
+        let a = g.mul(cp, zy);
+        let c = g.mul(sp, zx);
+        g.sub(a, c)
+    };
+    let along_u = {
+        let a = g.mul(cp, zx);
+        let c = g.mul(sp, zy);
+        g.add(a, c)
+    };
+    let ct = g.cos(theta);
+    let cosine = g.sub(zz, ct);
+    let tilt = g.scale(along_u, ANGLE_TILT);
+    let one = g.one();
+    let factor = g.add(one, tilt);
+    let tilted = g.mul(cosine, factor);
+    vec![angle(in_plane), angle(tilted)]
+}
+
 /// Distance of `O_i` from the line `(O_j, z_j)`: `sqrt((d . x_j)^2 + (d . y_j)^2)`.
 fn distance_from_z_line(g: &mut ExprGraph, i: &Frame, j: &Frame) -> ExprId {
     let d = sub3(g, i.origin, j.origin);
@@ -220,14 +280,8 @@ pub(crate) fn equations(
         JointType::Parallel => aligned(b.graph(), i, j),
         // z_i . z_j = 0 (1).
         JointType::Perpendicular => vec![perpendicular(b.graph(), i, j)],
-        // z_i . z_j = cos(angle) (1). Degenerate at 0 and 180 degrees, where the angle
-        // joint is really a parallel joint (2 degrees of freedom): use that there.
-        JointType::Angle => {
-            let g = b.graph();
-            let c = g.dot(&i.z(), &j.z());
-            let target = g.cos(field(Field::Angle));
-            vec![angle(g.sub(c, target))]
-        }
+        // The angle between z_i and z_j is `angle` (1): see [`angle_between`].
+        JointType::Angle => angle_between(b, i, j, field(Field::Angle)),
         // |O_i - O_j| = distance (1).
         JointType::Distance => {
             let g = b.graph();
