@@ -1,6 +1,8 @@
 //! The state of an assembly (values of the unknowns) and its tangent space: the
 //! exponential-map update, the tangent Jacobian, and the turn counters.
 
+use std::sync::Mutex;
+
 use tenon_expr::{ExprId, Tape, TapeOutput, TapeWorkspace, VarId};
 use tenon_model::quaternion_multiply;
 
@@ -11,9 +13,50 @@ use crate::error::SystemError;
 /// every unknown, and the raw angles whose turns are counted.
 #[derive(Debug, Clone)]
 pub struct Compiled {
+    tape: CachedTape,
+    raw_angles: CachedTape,
+    branches: CachedTape,
+}
+
+/// A tape with a spare workspace and output kept between evaluations, so a solve does
+/// not allocate (and zero) the workspace's slot array at every call. Concurrent callers
+/// that find the spare taken (or its lock poisoned) make their own.
+struct CachedTape {
     tape: Tape,
-    raw_angles: Tape,
-    branches: Tape,
+    spare: Mutex<Option<(TapeWorkspace, TapeOutput)>>,
+}
+
+impl CachedTape {
+    fn new(tape: Tape) -> Self {
+        CachedTape {
+            tape,
+            spare: Mutex::new(None),
+        }
+    }
+
+    /// Runs `f` with a workspace and output for this tape.
+    fn with<R>(&self, f: impl FnOnce(&Tape, &mut TapeWorkspace, &mut TapeOutput) -> R) -> R {
+        let spare = self.spare.try_lock().ok().and_then(|mut s| s.take());
+        let (mut ws, mut out) =
+            spare.unwrap_or_else(|| (self.tape.workspace(), self.tape.output()));
+        let result = f(&self.tape, &mut ws, &mut out);
+        if let Ok(mut s) = self.spare.try_lock() {
+            *s = Some((ws, out));
+        }
+        result
+    }
+}
+
+impl Clone for CachedTape {
+    fn clone(&self) -> Self {
+        CachedTape::new(self.tape.clone())
+    }
+}
+
+impl std::fmt::Debug for CachedTape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.tape.fmt(f)
+    }
 }
 
 /// A Jacobian in the tangent space, as `(row, column, value)` entries (a column may
@@ -62,9 +105,9 @@ impl System {
         let indicators: Vec<ExprId> = self.branches.iter().map(|&(_, e)| e).collect();
         let branches = self.graph.compile(&indicators, &[])?;
         Ok(Compiled {
-            tape,
-            raw_angles,
-            branches,
+            tape: CachedTape::new(tape),
+            raw_angles: CachedTape::new(raw_angles),
+            branches: CachedTape::new(branches),
         })
     }
 
@@ -99,35 +142,35 @@ impl System {
         state: &[f64],
         params: &[f64],
     ) -> Result<(Vec<f64>, TangentJacobian), SystemError> {
-        let mut ws = compiled.tape.workspace();
-        let mut out = compiled.tape.output();
-        compiled.tape.evaluate(&mut ws, state, params, &mut out)?;
-        let pattern = compiled.tape.pattern();
-        let mut entries = Vec::with_capacity(pattern.nnz());
-        for ((row, col), &value) in pattern.entries().zip(out.jacobian()) {
-            match self.slot(col) {
-                Slot::Direct(c) => entries.push((row as u32, c, value)),
-                Slot::Quaternion { part, k } => {
-                    let vars = self.free_parts[part as usize].vars;
-                    let q =
-                        [3, 4, 5, 6].map(|i| state.get(vars[i].index()).copied().unwrap_or(0.0));
-                    let g = quaternion_tangent(q);
-                    for (r, &gk) in g[k as usize].iter().enumerate() {
-                        if gk != 0.0 {
-                            entries.push((row as u32, 6 * part + 3 + r as u32, value * gk));
+        compiled.tape.with(|tape, ws, out| {
+            tape.evaluate(ws, state, params, out)?;
+            let pattern = tape.pattern();
+            let mut entries = Vec::with_capacity(pattern.nnz());
+            for ((row, col), &value) in pattern.entries().zip(out.jacobian()) {
+                match self.slot(col) {
+                    Slot::Direct(c) => entries.push((row as u32, c, value)),
+                    Slot::Quaternion { part, k } => {
+                        let vars = self.free_parts[part as usize].vars;
+                        let q = [3, 4, 5, 6]
+                            .map(|i| state.get(vars[i].index()).copied().unwrap_or(0.0));
+                        let g = quaternion_tangent(q);
+                        for (r, &gk) in g[k as usize].iter().enumerate() {
+                            if gk != 0.0 {
+                                entries.push((row as u32, 6 * part + 3 + r as u32, value * gk));
+                            }
                         }
                     }
                 }
             }
-        }
-        Ok((
-            out.residuals().to_vec(),
-            TangentJacobian {
-                rows: pattern.rows(),
-                columns: self.tangent_dimension(),
-                entries,
-            },
-        ))
+            Ok((
+                out.residuals().to_vec(),
+                TangentJacobian {
+                    rows: pattern.rows(),
+                    columns: self.tangent_dimension(),
+                    entries,
+                },
+            ))
+        })
     }
 
     /// Residuals only.
@@ -137,12 +180,10 @@ impl System {
         state: &[f64],
         params: &[f64],
     ) -> Result<Vec<f64>, SystemError> {
-        let mut ws: TapeWorkspace = compiled.tape.workspace();
-        let mut out: TapeOutput = compiled.tape.output();
-        compiled
-            .tape
-            .evaluate_residuals(&mut ws, state, params, &mut out)?;
-        Ok(out.residuals().to_vec())
+        compiled.tape.with(|tape, ws, out| {
+            tape.evaluate_residuals(ws, state, params, out)?;
+            Ok(out.residuals().to_vec())
+        })
     }
 
     /// Applies a tangent step: `p += dp`, `q <- exp(dtheta) * q` (exact exponential map,
@@ -187,17 +228,14 @@ impl System {
         if self.branches.is_empty() {
             return Ok(Vec::new());
         }
-        let mut ws = compiled.branches.workspace();
-        let mut out = compiled.branches.output();
-        compiled
-            .branches
-            .evaluate_residuals(&mut ws, before, params, &mut out)?;
-        let a = out.residuals().to_vec();
-        compiled
-            .branches
-            .evaluate_residuals(&mut ws, after, params, &mut out)?;
+        let (a, b) = compiled.branches.with(|tape, ws, out| {
+            tape.evaluate_residuals(ws, before, params, out)?;
+            let a = out.residuals().to_vec();
+            tape.evaluate_residuals(ws, after, params, out)?;
+            Ok::<_, SystemError>((a, out.residuals().to_vec()))
+        })?;
         let mut flipped = Vec::new();
-        for ((&(joint, _), &x), &y) in self.branches.iter().zip(&a).zip(out.residuals()) {
+        for ((&(joint, _), &x), &y) in self.branches.iter().zip(&a).zip(&b) {
             // A flip leaves the intended branch (positive) for the mirror one; coming
             // back from the mirror side is a correction, and near zero the branch is
             // undecided.
@@ -221,17 +259,14 @@ impl System {
         if self.turns.is_empty() {
             return Ok(());
         }
-        let mut ws = compiled.raw_angles.workspace();
-        let mut out = compiled.raw_angles.output();
-        compiled
-            .raw_angles
-            .evaluate_residuals(&mut ws, old, params, &mut out)?;
-        let before = out.residuals().to_vec();
-        compiled
-            .raw_angles
-            .evaluate_residuals(&mut ws, new, params, &mut out)?;
+        let (before, after) = compiled.raw_angles.with(|tape, ws, out| {
+            tape.evaluate_residuals(ws, old, params, out)?;
+            let before = out.residuals().to_vec();
+            tape.evaluate_residuals(ws, new, params, out)?;
+            Ok::<_, SystemError>((before, out.residuals().to_vec()))
+        })?;
         let two_pi = 2.0 * std::f64::consts::PI;
-        for ((t, &a), &b) in self.turns.iter().zip(&before).zip(out.residuals()) {
+        for ((t, &a), &b) in self.turns.iter().zip(&before).zip(&after) {
             let jump = ((a - b) / two_pi).round();
             if let Some(k) = params.get_mut(t.turns.index()) {
                 *k += jump;
