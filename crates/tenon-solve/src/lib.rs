@@ -259,13 +259,13 @@ pub fn solve(
             .filter(|&&c| c < 6 * n_parts && c % 6 == 0)
             .map(|&c| system.free_parts()[c / 6].part)
             .collect();
+        let local_rows: Vec<usize> = (0..rows.len()).collect();
         let mut iterations = 0;
         let mut lambda = 0.0;
         let (residual, rank) = loop {
-            let (r, jac) = system.tangent_jacobian(compiled, state, params)?;
-            let rr: Vec<f64> = rows.iter().map(|&k| r[k]).collect();
+            let (rr, jac) = system.tangent_jacobian_of_rows(compiled, state, params, &rows)?;
             let residual = rr.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-            let j = block(&jac, &rows, &cols, &weight);
+            let j = block(&jac, &local_rows, &cols, &weight);
             let svd = j.clone().svd(true, true);
             let smax = svd.singular_values.iter().fold(0.0f64, |m, &s| m.max(s));
             let rank = svd

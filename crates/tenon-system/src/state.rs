@@ -142,30 +142,57 @@ impl System {
         state: &[f64],
         params: &[f64],
     ) -> Result<(Vec<f64>, TangentJacobian), SystemError> {
+        let all: Vec<usize> = (0..self.equations.len()).collect();
+        self.tangent_jacobian_of_rows(compiled, state, params, &all)
+    }
+
+    /// [`tangent_jacobian`](Self::tangent_jacobian) for some equations only: their
+    /// residuals, in the order given, and a Jacobian whose row `k` is equation
+    /// `rows[k]` (rows out of range are left empty). The whole tape still runs; only
+    /// the tangent entries of these rows are built.
+    pub fn tangent_jacobian_of_rows(
+        &self,
+        compiled: &Compiled,
+        state: &[f64],
+        params: &[f64],
+        rows: &[usize],
+    ) -> Result<(Vec<f64>, TangentJacobian), SystemError> {
         compiled.tape.with(|tape, ws, out| {
             tape.evaluate(ws, state, params, out)?;
             let pattern = tape.pattern();
-            let mut entries = Vec::with_capacity(pattern.nnz());
-            for ((row, col), &value) in pattern.entries().zip(out.jacobian()) {
-                match self.slot(col) {
-                    Slot::Direct(c) => entries.push((row as u32, c, value)),
-                    Slot::Quaternion { part, k } => {
-                        let vars = self.free_parts[part as usize].vars;
-                        let q = [3, 4, 5, 6]
-                            .map(|i| state.get(vars[i].index()).copied().unwrap_or(0.0));
-                        let g = quaternion_tangent(q);
-                        for (r, &gk) in g[k as usize].iter().enumerate() {
-                            if gk != 0.0 {
-                                entries.push((row as u32, 6 * part + 3 + r as u32, value * gk));
+            let starts = pattern.row_starts();
+            let values = out.jacobian();
+            let mut entries = Vec::new();
+            let mut residuals = Vec::with_capacity(rows.len());
+            for (local, &row) in rows.iter().enumerate() {
+                residuals.push(out.residuals().get(row).copied().unwrap_or(0.0));
+                let first = starts.get(row).map_or(0, |&x| x as usize);
+                for (offset, &col) in pattern.row(row).iter().enumerate() {
+                    let value = values.get(first + offset).copied().unwrap_or(0.0);
+                    match self.slot(col as usize) {
+                        Slot::Direct(c) => entries.push((local as u32, c, value)),
+                        Slot::Quaternion { part, k } => {
+                            let vars = self.free_parts[part as usize].vars;
+                            let q = [3, 4, 5, 6]
+                                .map(|i| state.get(vars[i].index()).copied().unwrap_or(0.0));
+                            let g = quaternion_tangent(q);
+                            for (r, &gk) in g[k as usize].iter().enumerate() {
+                                if gk != 0.0 {
+                                    entries.push((
+                                        local as u32,
+                                        6 * part + 3 + r as u32,
+                                        value * gk,
+                                    ));
+                                }
                             }
                         }
                     }
                 }
             }
             Ok((
-                out.residuals().to_vec(),
+                residuals,
                 TangentJacobian {
-                    rows: pattern.rows(),
+                    rows: rows.len(),
                     columns: self.tangent_dimension(),
                     entries,
                 },
