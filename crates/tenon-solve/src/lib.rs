@@ -181,6 +181,18 @@ fn clusters(
     Ok((out, constant_rows))
 }
 
+/// Weight of each tangent column: a free part's size for its rotation columns (so
+/// metres and radians compare), 1 for translations and extra unknowns.
+fn column_weights(system: &System, assembly: &Assembly) -> Vec<f64> {
+    let sizes = part_sizes(system, assembly);
+    (0..system.tangent_dimension())
+        .map(|col| match sizes.get(col / 6) {
+            Some(&size) if col % 6 >= 3 => size,
+            _ => 1.0,
+        })
+        .collect()
+}
+
 /// Size of each free part (for weighting rotations): the largest distance of its markers
 /// from its origin, at least 1 model unit.
 fn part_sizes(system: &System, assembly: &Assembly) -> Vec<f64> {
@@ -243,15 +255,9 @@ pub fn solve(
     let start = state.to_vec();
     let (clusters, constant_rows) =
         clusters(system, compiled, state, params, options.include_motions)?;
-    let sizes = part_sizes(system, assembly);
+    let weights = column_weights(system, assembly);
+    let weight = |col: usize| weights.get(col).copied().unwrap_or(1.0);
     let n_parts = system.free_parts().len();
-    let weight = |col: usize| -> f64 {
-        if col < 6 * n_parts && col % 6 >= 3 {
-            sizes[col / 6]
-        } else {
-            1.0
-        }
-    };
     let mut reports = Vec::new();
     for (cols, rows) in clusters {
         let parts: Vec<PartKey> = cols
@@ -432,15 +438,8 @@ pub fn drag(
         return solve(problem, state, params, options);
     };
     let n = system.tangent_dimension();
-    let sizes = part_sizes(system, assembly);
-    let n_parts = system.free_parts().len();
-    let weight = |col: usize| {
-        if col < 6 * n_parts && col % 6 >= 3 {
-            sizes[col / 6]
-        } else {
-            1.0
-        }
-    };
+    let weights = column_weights(system, assembly);
+    let weight = |col: usize| weights.get(col).copied().unwrap_or(1.0);
     let mut report = solve(problem, state, params, options)?;
     let mut previous_miss = f64::INFINITY;
     for _ in 0..20 {
