@@ -24,6 +24,26 @@ impl ExprGraph {
     /// Outputs may depend on unknowns that are not columns (values known from earlier
     /// blocks); those are read at evaluation but get no Jacobian column.
     pub fn compile(&mut self, outputs: &[ExprId], columns: &[VarId]) -> Result<Tape, ExprError> {
+        self.compile_with(outputs, columns, false)
+    }
+
+    /// Like [`compile`](Self::compile), but the tape reads unknown `columns[k]` at
+    /// `vars[k]` (a short vector holding only these unknowns, e.g. one cluster's), so
+    /// evaluation touches nothing else. Every unknown the outputs use must be a column.
+    pub fn compile_local(
+        &mut self,
+        outputs: &[ExprId],
+        columns: &[VarId],
+    ) -> Result<Tape, ExprError> {
+        self.compile_with(outputs, columns, true)
+    }
+
+    fn compile_with(
+        &mut self,
+        outputs: &[ExprId],
+        columns: &[VarId],
+        local: bool,
+    ) -> Result<Tape, ExprError> {
         let n = self.node_count();
         if let Some(&bad) = outputs.iter().find(|e| e.index() >= n) {
             return Err(ExprError::ForeignId(bad));
@@ -57,9 +77,15 @@ impl ExprGraph {
                 }
             }
         }
-        let mut needed = Needed::default();
+        let mut needed = Needed {
+            local: local.then(|| column_of.clone()),
+            ..Needed::default()
+        };
         let residual_stream = schedule(self, &residual_roots, &mut consts, &mut needed);
         let full_stream = schedule(self, &full_roots, &mut consts, &mut needed);
+        if let Some(v) = needed.foreign {
+            return Err(ExprError::NotAColumn(v));
+        }
         Ok(Tape {
             residual_code: Code::new(residual_stream),
             full_code: Code::new(full_stream),
@@ -154,6 +180,10 @@ impl ConstPool {
 struct Needed {
     vars: usize,
     params: usize,
+    /// For a local tape: where each unknown is read.
+    local: Option<FxHashMap<VarId, u32>>,
+    /// An unknown a local tape needs but was not given.
+    foreign: Option<VarId>,
 }
 
 /// Map from node to a `u32`: a dense array when the compile touches a large share of the
@@ -427,8 +457,18 @@ fn plain_instr(
     let load = |op: Op, index: u32| instr(op, k, &[index & 0xffff, index >> 16]);
     match n {
         Node::Var(v) => {
-            needed.vars = needed.vars.max(v.index() + 1);
-            load(Op::LoadVar, v.0)
+            let index = match &needed.local {
+                None => v.0,
+                Some(map) => match map.get(&v) {
+                    Some(&k) => k,
+                    None => {
+                        needed.foreign.get_or_insert(v);
+                        0
+                    }
+                },
+            };
+            needed.vars = needed.vars.max(index as usize + 1);
+            load(Op::LoadVar, index)
         }
         Node::Param(p) => {
             needed.params = needed.params.max(p.index() + 1);

@@ -21,6 +21,9 @@ pub enum ExprError {
     /// The same unknown was listed twice as a Jacobian column.
     #[error("unknown {0:?} is listed twice as a Jacobian column")]
     DuplicateColumn(VarId),
+    /// A local tape's output uses an unknown that is not one of its columns.
+    #[error("unknown {0:?} is used but is not a column of this local tape")]
+    NotAColumn(VarId),
     /// An id that does not belong to this graph (or this tape).
     #[error("expression {0:?} does not belong to this graph")]
     ForeignId(ExprId),

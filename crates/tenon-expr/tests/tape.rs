@@ -180,3 +180,36 @@ fn structural_zeros_are_left_out_of_the_pattern() {
     let entries: Vec<(usize, usize)> = tape.pattern().entries().collect();
     assert_eq!(entries, vec![(0, 0), (2, 0), (2, 1)]);
 }
+
+#[test]
+fn local_tape_reads_its_columns_and_matches_the_global_one() {
+    let mut g = ExprGraph::new();
+    let x: Vec<VarId> = (0..6).map(|k| g.new_var(format!("x{k}"))).collect();
+    let (a, b) = (g.var(x[4]), g.var(x[1]));
+    let ab = g.mul(a, b);
+    let s = g.sin(a);
+    let out = [g.add(ab, s), g.sub(b, s)];
+    // Columns in an order unlike the global one.
+    let columns = [x[4], x[1]];
+    let global = g.compile(&out, &columns).unwrap();
+    let local = g.compile_local(&out, &columns).unwrap();
+    assert_eq!(local.vars_needed(), 2);
+    let full = [9.0, 0.7, 9.0, 9.0, -1.3, 9.0];
+    let short = [-1.3, 0.7];
+    let (mut rg, mut jg) = (vec![0.0; 2], vec![0.0; global.pattern().nnz()]);
+    let (mut rl, mut jl) = (vec![0.0; 2], vec![0.0; local.pattern().nnz()]);
+    global
+        .eval(&mut global.workspace(), &full, &[], &mut rg, &mut jg)
+        .unwrap();
+    local
+        .eval(&mut local.workspace(), &short, &[], &mut rl, &mut jl)
+        .unwrap();
+    assert_eq!(rg, rl);
+    assert_eq!(jg, jl);
+    assert_eq!(global.pattern(), local.pattern());
+    // An unknown that is not a column is refused, not read from a wrong place.
+    assert_eq!(
+        g.compile_local(&out, &[x[4]]).unwrap_err(),
+        ExprError::NotAColumn(x[1])
+    );
+}
