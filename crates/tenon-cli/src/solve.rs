@@ -130,12 +130,19 @@ fn owner_joint(assembly: &Assembly, system: &System, equation: usize) -> String 
 }
 
 fn cluster_status(c: &tenon_solve::ClusterReport) -> &'static str {
-    match (c.converged, c.rank < c.equations.len(), c.dof) {
+    match (c.converged, c.rank, c.dof) {
         (false, _, _) => "failed",
-        (true, true, _) => "over_constrained",
-        (true, false, 0) => "well_constrained",
-        (true, false, _) => "under_constrained",
+        // Large clusters are solved sparse, without a rank (see docs/format-notes.md).
+        (true, None, _) | (true, _, None) => "not_analysed",
+        (true, Some(rank), _) if rank < c.equations.len() => "over_constrained",
+        (true, _, Some(0)) => "well_constrained",
+        (true, _, Some(_)) => "under_constrained",
     }
+}
+
+/// Total degrees of freedom, when every cluster's is known.
+fn total_dof(report: &SolveReport) -> Option<usize> {
+    report.clusters.iter().map(|c| c.dof).sum()
 }
 
 fn pose_json(assembly: &Assembly) -> Value {
@@ -196,7 +203,7 @@ fn report_json(assembly: &Assembly, system: &System, report: &SolveReport) -> Va
     json!({
         "status": if report.converged { "solved" } else { "failed" },
         "max_residual": report.max_residual,
-        "dof": report.clusters.iter().map(|c| c.dof).sum::<usize>(),
+        "dof": total_dof(report),
         "parts": pose_json(assembly),
         "clusters": clusters,
         "messages": messages(system, assembly, report),
@@ -213,7 +220,7 @@ fn human(assembly: &Assembly, system: &System, report: &SolveReport, name: &str)
     out.push_str(&format!(
         "{name}: {status}; largest residual {:.1e}; {} degree(s) of freedom left\n",
         report.max_residual,
-        report.clusters.iter().map(|c| c.dof).sum::<usize>()
+        total_dof(report).map_or("an uncounted number of".to_string(), |d| d.to_string())
     ));
     for (k, c) in report.clusters.iter().enumerate() {
         let parts: Vec<&str> = c
@@ -227,7 +234,7 @@ fn human(assembly: &Assembly, system: &System, report: &SolveReport, name: &str)
             parts.join(", "),
             cluster_status(c).replace('_', "-"),
             c.iterations,
-            c.dof
+            c.dof.map_or("uncounted".to_string(), |d| d.to_string())
         ));
     }
     for &(e, r) in report.unsatisfied.iter().take(10) {

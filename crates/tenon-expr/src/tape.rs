@@ -375,6 +375,12 @@ impl Tape {
         }
     }
 
+    /// Whether `ws` (made by any tape) is big enough for this one: workspaces are
+    /// interchangeable between tapes that fit, so one per thread serves many tapes.
+    pub fn workspace_fits(&self, ws: &TapeWorkspace) -> bool {
+        ws.wide.len() >= self.wide_slots()
+    }
+
     /// A buffer for this tape's results.
     pub fn output(&self) -> TapeOutput {
         let mut stored = vec![0.0; 1 + self.pattern.rows + self.pattern.nnz()];

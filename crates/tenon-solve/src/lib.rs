@@ -1,24 +1,21 @@
-//! Tenon's solver (first stage): the assembly is split into clusters of parts that share
-//! equations, and each cluster is solved by least-change Gauss-Newton in the tangent
-//! space.
+//! Tenon's solver: the assembly is split into clusters of parts that share equations,
+//! and each cluster is solved by least-change Gauss-Newton in its tangent space.
 //!
-//! - Clusters: union-find over column groups (a free part's 6 tangent columns, a cam's
-//!   contact parameter); every equation unites the groups it touches. Grounded parts are
-//!   constants, so they cut the assembly apart.
+//! - Clusters come compiled from tenon-system (one local tape each); grounded parts are
+//!   constants, so they cut the assembly apart. Clusters are solved independently, on
+//!   several threads (rayon); the result does not depend on the thread count.
 //! - The step is the minimum-norm solution of `J dx = -r` with parts weighted by their
 //!   size (a rotation of `dtheta` moves a part's markers by about `size * dtheta`, so
-//!   metres and radians compare): `dx = -W^-1 pinv(J W^-1) r`, by SVD, so rank-deficient
+//!   metres and radians compare): `dx = -W^-1 pinv(J W^-1) r`, so rank-deficient
 //!   Jacobians (redundant joints, normal in CAD) are handled and unconstrained directions
-//!   do not move. A backtracking line search keeps each step a descent of `|r|`; when it
-//!   stalls, Levenberg damping shortens the step.
+//!   do not move (module `newton`; the linear algebra, dense or sparse by size, in
+//!   module `linalg`).
 //! - Counted turns are updated after every accepted step.
-//!
-//! This stage uses dense linear algebra per cluster (nalgebra SVD): right for the
-//! fixtures and ordinary assemblies; the block-triangular decomposition and sparse
-//! factorizations for thousands of parts are the next stage.
 
 #![warn(missing_docs)]
 
+mod linalg;
+mod newton;
 mod structure;
 
 pub use structure::{
@@ -26,10 +23,10 @@ pub use structure::{
 };
 
 use nalgebra::{DMatrix, DVector};
-use petgraph::unionfind::UnionFind;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use tenon_model::{Assembly, Part, PartKey};
-use tenon_system::{Compiled, System, SystemError};
+use tenon_system::{Compiled, Scratch, System, SystemError};
 
 /// Options of a solve.
 #[derive(Debug, Clone, Copy)]
@@ -71,10 +68,11 @@ pub struct ClusterReport {
     pub max_residual: f64,
     /// Whether every equation holds within the tolerance.
     pub converged: bool,
-    /// Numerical rank of its Jacobian at the end.
-    pub rank: usize,
-    /// Degrees of freedom left: unknowns (tangent) minus rank.
-    pub dof: usize,
+    /// Numerical rank of its Jacobian at the end (`None` for large clusters, solved
+    /// sparse, whose rank the solve does not reveal).
+    pub rank: Option<usize>,
+    /// Degrees of freedom left: unknowns (tangent) minus rank, when the rank is known.
+    pub dof: Option<usize>,
 }
 
 /// The result of a solve; `state` and parameters passed in hold the solution.
@@ -100,6 +98,9 @@ pub enum SolveError {
     /// Building or evaluating the equations failed.
     #[error(transparent)]
     System(#[from] SystemError),
+    /// A linear system could not be factored even with regularisation.
+    #[error("factorization failed: {0}")]
+    Factorization(String),
 }
 
 /// Whether equation `row` takes part in a solve (motions only when included).
@@ -109,76 +110,6 @@ fn takes_part(system: &System, row: usize, include_motions: bool) -> bool {
             system.equations().get(row).map(|e| e.owner),
             Some(tenon_system::Owner::Motion(_))
         )
-}
-
-/// A cluster: its tangent columns and its equations (rows).
-type Cluster = (Vec<usize>, Vec<usize>);
-
-/// The clusters of a system: for each, its tangent columns and equations (rows). Rows
-/// with no unknown (between grounded parts) are returned apart.
-fn clusters(
-    system: &System,
-    compiled: &Compiled,
-    state: &[f64],
-    params: &[f64],
-    include_motions: bool,
-) -> Result<(Vec<Cluster>, Vec<usize>), SolveError> {
-    let (_, jac) = system.tangent_jacobian(compiled, state, params)?;
-    let n_parts = system.free_parts().len();
-    let groups = n_parts + system.extra_unknowns().len();
-    let group_of = |col: usize| {
-        if col < 6 * n_parts {
-            col / 6
-        } else {
-            n_parts + col - 6 * n_parts
-        }
-    };
-    let mut uf = UnionFind::<usize>::new(groups.max(1));
-    let mut row_groups: Vec<Vec<usize>> = vec![Vec::new(); jac.rows];
-    let used = |r: usize| takes_part(system, r, include_motions);
-    for &(r, c, _) in &jac.entries {
-        if used(r as usize) {
-            row_groups[r as usize].push(group_of(c as usize));
-        }
-    }
-    // Structural pattern: an entry that happens to be 0 here still couples (use the
-    // compiled pattern, which includes every structurally non-zero entry).
-    for g in &row_groups {
-        for w in g.windows(2) {
-            uf.union(w[0], w[1]);
-        }
-    }
-    let mut index: FxHashMap<usize, usize> = FxHashMap::default();
-    let mut out: Vec<Cluster> = Vec::new();
-    for g in 0..groups {
-        let root = uf.find(g);
-        let k = *index.entry(root).or_insert_with(|| {
-            out.push((Vec::new(), Vec::new()));
-            out.len() - 1
-        });
-        let cols: Vec<usize> = if g < n_parts {
-            (6 * g..6 * g + 6).collect()
-        } else {
-            vec![6 * n_parts + g - n_parts]
-        };
-        out[k].0.extend(cols);
-    }
-    let mut constant_rows = Vec::new();
-    for (r, g) in row_groups.iter().enumerate() {
-        if !used(r) {
-            continue;
-        }
-        match g.first() {
-            Some(&g0) => {
-                let root = uf.find(g0);
-                if let Some(&k) = index.get(&root) {
-                    out[k].1.push(r);
-                }
-            }
-            None => constant_rows.push(r),
-        }
-    }
-    Ok((out, constant_rows))
 }
 
 /// Weight of each tangent column: a free part's size for its rotation columns (so
@@ -253,98 +184,38 @@ pub fn solve(
         assembly,
     } = *problem;
     let start = state.to_vec();
-    let (clusters, constant_rows) =
-        clusters(system, compiled, state, params, options.include_motions)?;
     let weights = column_weights(system, assembly);
-    let weight = |col: usize| weights.get(col).copied().unwrap_or(1.0);
-    let n_parts = system.free_parts().len();
-    let mut reports = Vec::new();
-    for (cols, rows) in clusters {
-        let parts: Vec<PartKey> = cols
-            .iter()
-            .filter(|&&c| c < 6 * n_parts && c % 6 == 0)
-            .map(|&c| system.free_parts()[c / 6].part)
-            .collect();
-        let local_rows: Vec<usize> = (0..rows.len()).collect();
-        let mut iterations = 0;
-        let mut lambda = 0.0;
-        let (residual, rank) = loop {
-            let (rr, jac) = system.tangent_jacobian_of_rows(compiled, state, params, &rows)?;
-            let residual = rr.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-            let j = block(&jac, &local_rows, &cols, &weight);
-            let svd = j.clone().svd(true, true);
-            let smax = svd.singular_values.iter().fold(0.0f64, |m, &s| m.max(s));
-            let rank = svd
-                .singular_values
-                .iter()
-                .filter(|&&s| s > RANK_TOLERANCE * smax.max(1e-300))
-                .count();
-            if residual <= options.tolerance
-                || iterations >= options.max_iterations
-                || rows.is_empty()
-            {
-                break (residual, rank);
-            }
-            iterations += 1;
-            // Minimum-norm (damped) step in weighted coordinates.
-            let dy = min_norm_step(&svd, &DVector::from_vec(rr.clone()), lambda, smax);
-            let norm0: f64 = rr.iter().map(|x| x * x).sum::<f64>().sqrt();
-            let mut alpha = 1.0;
-            let mut accepted = false;
-            for _ in 0..30 {
-                let mut delta = vec![0.0; system.tangent_dimension()];
-                for (k, &c) in cols.iter().enumerate() {
-                    delta[c] = -alpha * dy[k] / weight(c);
-                }
-                let mut trial = state.to_vec();
-                system.retract(&mut trial, &delta);
-                let mut trial_params = params.to_vec();
-                system.update_turns(compiled, state, &trial, &mut trial_params)?;
-                let rt = system.residuals(compiled, &trial, &trial_params)?;
-                let norm: f64 = rows.iter().map(|&k| rt[k] * rt[k]).sum::<f64>().sqrt();
-                if norm.is_finite() && norm < norm0 * (1.0 - 1e-4 * alpha)
-                    || norm <= options.tolerance
-                {
-                    state.copy_from_slice(&trial);
-                    params.copy_from_slice(&trial_params);
-                    accepted = true;
-                    break;
-                }
-                alpha *= 0.5;
-            }
-            if accepted && alpha >= 0.25 {
-                lambda *= 0.25;
-            } else if accepted {
-                // Only a short step helped: the Gauss-Newton direction is unreliable here
-                // (near-singular Jacobian, e.g. redundant joints near a solution set):
-                // damp the next one (Levenberg-Marquardt).
-                lambda = if lambda == 0.0 {
-                    1e-6 * smax * smax
-                } else {
-                    lambda * 4.0
-                };
-            } else {
-                // No descent along the Gauss-Newton direction: damp it.
-                lambda = if lambda == 0.0 {
-                    1e-6 * smax * smax
-                } else {
-                    lambda * 10.0
-                };
-                if lambda > 1e12 * (smax * smax).max(1.0) {
-                    break (residual, rank);
-                }
-            }
+    let clusters = compiled.clusters();
+    let results: Vec<Result<newton::ClusterResult, SolveError>> = {
+        let (state, params): (&[f64], &[f64]) = (state, params);
+        let one = |scratch: &mut Scratch, cluster| {
+            newton::solve_cluster(system, cluster, scratch, state, params, &weights, options)
         };
-        reports.push(ClusterReport {
-            parts,
-            equations: rows.clone(),
-            iterations,
-            max_residual: residual,
-            converged: residual <= options.tolerance,
-            rank,
-            dof: cols.len().saturating_sub(rank),
-        });
+        if clusters.len() > 1 {
+            clusters.par_iter().map_init(Scratch::new, one).collect()
+        } else {
+            let mut scratch = Scratch::new();
+            clusters.iter().map(|c| one(&mut scratch, c)).collect()
+        }
+    };
+    let mut reports = Vec::new();
+    for (cluster, result) in clusters.iter().zip(results) {
+        let result = result?;
+        cluster.scatter(&result.local, state);
+        for (index, value) in result.turns {
+            if let Some(p) = params.get_mut(index) {
+                *p = value;
+            }
+        }
+        reports.extend(result.reports);
     }
+    let constant_rows: Vec<usize> = compiled
+        .fixed()
+        .equations()
+        .iter()
+        .copied()
+        .filter(|&r| takes_part(system, r, options.include_motions))
+        .collect();
     let r = system.residuals(compiled, state, params)?;
     // The equations this solve was asked to satisfy (motions only when included).
     let considered: Vec<usize> = reports
@@ -358,7 +229,7 @@ pub fn solve(
         .filter(|&&k| r[k].abs() > options.tolerance)
         .map(|&k| (k, r[k]))
         .collect();
-    unsatisfied.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+    unsatisfied.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then(a.0.cmp(&b.0)));
     let constants_hold = constant_rows
         .iter()
         .all(|&k| r[k].abs() <= options.tolerance);
@@ -388,28 +259,6 @@ fn block(
         }
     }
     m
-}
-
-/// `pinv(J) r` with singular values below the rank tolerance dropped, damped by
-/// `lambda` (`s / (s^2 + lambda)`).
-fn min_norm_step(
-    svd: &nalgebra::SVD<f64, nalgebra::Dyn, nalgebra::Dyn>,
-    r: &DVector<f64>,
-    lambda: f64,
-    smax: f64,
-) -> DVector<f64> {
-    let (Some(u), Some(vt)) = (&svd.u, &svd.v_t) else {
-        return DVector::zeros(0);
-    };
-    let mut dy = DVector::zeros(vt.ncols());
-    for (k, &s) in svd.singular_values.iter().enumerate() {
-        if s <= RANK_TOLERANCE * smax.max(1e-300) {
-            continue;
-        }
-        let coeff = u.column(k).dot(r) * s / (s * s + lambda);
-        dy += vt.row(k).transpose() * coeff;
-    }
-    dy
 }
 
 /// One drag step: moves free part `part` (index into [`System::free_parts`]) toward

@@ -18,12 +18,14 @@
 #![warn(missing_docs)]
 
 mod build;
+mod cluster;
 mod error;
 mod frames;
 mod joints;
 mod state;
 
 pub use build::{Equation, ExtraUnknown, FreePart, Grounding, LimitSpec, Owner, System};
+pub use cluster::{ClusterOutput, ClusterTape, Scratch};
 pub use error::SystemError;
 pub use joints::Quantity;
 pub use state::{Compiled, TangentJacobian};

@@ -3,19 +3,38 @@
 
 use std::sync::Mutex;
 
-use tenon_expr::{ExprId, Tape, TapeOutput, TapeWorkspace, VarId};
+use rustc_hash::FxHashMap;
+use tenon_expr::{ExprId, Tape, TapeOutput, TapeWorkspace};
 use tenon_model::quaternion_multiply;
 
 use crate::build::System;
+use crate::cluster::{compile_clusters, ClusterTape, Scratch};
 use crate::error::SystemError;
 
-/// The whole system compiled once: all residuals and their Jacobian with respect to
-/// every unknown, and the raw angles whose turns are counted.
+/// The whole system compiled once: a local tape per cluster (residuals, Jacobian, raw
+/// angles of counted turns), the fixed set, and the branch indicators.
 #[derive(Debug, Clone)]
 pub struct Compiled {
-    tape: CachedTape,
-    raw_angles: CachedTape,
+    clusters: Vec<ClusterTape>,
+    fixed: ClusterTape,
     branches: CachedTape,
+}
+
+impl Compiled {
+    /// The clusters: groups of unknowns that no equation joins, each with its own tape.
+    pub fn clusters(&self) -> &[ClusterTape] {
+        &self.clusters
+    }
+
+    /// The equations with no unknown (between grounded parts), as a cluster with no
+    /// parts.
+    pub fn fixed(&self) -> &ClusterTape {
+        &self.fixed
+    }
+
+    fn all(&self) -> impl Iterator<Item = &ClusterTape> {
+        self.clusters.iter().chain(std::iter::once(&self.fixed))
+    }
 }
 
 /// A tape with a spare workspace and output kept between evaluations, so a solve does
@@ -84,29 +103,15 @@ impl TangentJacobian {
     }
 }
 
-/// Where a graph unknown lands in the tangent space.
-#[derive(Clone, Copy)]
-enum Slot {
-    /// Tangent column directly (positions, extra unknowns).
-    Direct(u32),
-    /// Quaternion component `k` of free part `part`.
-    Quaternion { part: u32, k: u8 },
-}
-
 impl System {
-    /// Compiles all equations (once; evaluate many times).
+    /// Compiles all equations (once; evaluate many times), cluster by cluster.
     pub fn compile(&mut self) -> Result<Compiled, SystemError> {
-        let outputs: Vec<ExprId> = self.equations.iter().map(|e| e.residual).collect();
-        let mut columns: Vec<VarId> = self.free_parts.iter().flat_map(|p| p.vars).collect();
-        columns.extend(self.extra.iter().map(|e| e.var));
-        let tape = self.graph.compile(&outputs, &columns)?;
-        let raws: Vec<ExprId> = self.turns.iter().map(|t| t.raw).collect();
-        let raw_angles = self.graph.compile(&raws, &[])?;
+        let (clusters, fixed) = compile_clusters(self)?;
         let indicators: Vec<ExprId> = self.branches.iter().map(|&(_, e)| e).collect();
         let branches = self.graph.compile(&indicators, &[])?;
         Ok(Compiled {
-            tape: CachedTape::new(tape),
-            raw_angles: CachedTape::new(raw_angles),
+            clusters,
+            fixed,
             branches: CachedTape::new(branches),
         })
     }
@@ -114,23 +119,6 @@ impl System {
     /// Dimension of the tangent space: 6 per free part plus one per extra unknown.
     pub fn tangent_dimension(&self) -> usize {
         6 * self.free_parts.len() + self.extra.len()
-    }
-
-    fn slot(&self, column: usize) -> Slot {
-        let n7 = 7 * self.free_parts.len();
-        if column < n7 {
-            let (part, k) = (column / 7, column % 7);
-            if k < 3 {
-                Slot::Direct((6 * part + k) as u32)
-            } else {
-                Slot::Quaternion {
-                    part: part as u32,
-                    k: (k - 3) as u8,
-                }
-            }
-        } else {
-            Slot::Direct((6 * self.free_parts.len() + column - n7) as u32)
-        }
     }
 
     /// Residuals and the tangent-space Jacobian at `state`: `J_T = [J_p, J_q G(q)]`
@@ -148,8 +136,8 @@ impl System {
 
     /// [`tangent_jacobian`](Self::tangent_jacobian) for some equations only: their
     /// residuals, in the order given, and a Jacobian whose row `k` is equation
-    /// `rows[k]` (rows out of range are left empty). The whole tape still runs; only
-    /// the tangent entries of these rows are built.
+    /// `rows[k]` (rows out of range are left empty). Every cluster holding one of them
+    /// is evaluated.
     pub fn tangent_jacobian_of_rows(
         &self,
         compiled: &Compiled,
@@ -157,47 +145,47 @@ impl System {
         params: &[f64],
         rows: &[usize],
     ) -> Result<(Vec<f64>, TangentJacobian), SystemError> {
-        compiled.tape.with(|tape, ws, out| {
-            tape.evaluate(ws, state, params, out)?;
-            let pattern = tape.pattern();
-            let starts = pattern.row_starts();
-            let values = out.jacobian();
-            let mut entries = Vec::new();
-            let mut residuals = Vec::with_capacity(rows.len());
-            for (local, &row) in rows.iter().enumerate() {
-                residuals.push(out.residuals().get(row).copied().unwrap_or(0.0));
-                let first = starts.get(row).map_or(0, |&x| x as usize);
-                for (offset, &col) in pattern.row(row).iter().enumerate() {
-                    let value = values.get(first + offset).copied().unwrap_or(0.0);
-                    match self.slot(col as usize) {
-                        Slot::Direct(c) => entries.push((local as u32, c, value)),
-                        Slot::Quaternion { part, k } => {
-                            let vars = self.free_parts[part as usize].vars;
-                            let q = [3, 4, 5, 6]
-                                .map(|i| state.get(vars[i].index()).copied().unwrap_or(0.0));
-                            let g = quaternion_tangent(q);
-                            for (r, &gk) in g[k as usize].iter().enumerate() {
-                                if gk != 0.0 {
-                                    entries.push((
-                                        local as u32,
-                                        6 * part + 3 + r as u32,
-                                        value * gk,
-                                    ));
-                                }
-                            }
-                        }
-                    }
+        let mut out_of: FxHashMap<usize, Vec<u32>> = FxHashMap::default();
+        for (k, &r) in rows.iter().enumerate() {
+            out_of.entry(r).or_default().push(k as u32);
+        }
+        let mut residuals = vec![0.0; rows.len()];
+        let mut entries = Vec::new();
+        let mut scratch = Scratch::new();
+        for cluster in compiled.all() {
+            let wanted: Vec<(usize, &Vec<u32>)> = cluster
+                .equations()
+                .iter()
+                .enumerate()
+                .filter_map(|(local, r)| out_of.get(r).map(|ks| (local, ks)))
+                .collect();
+            if wanted.is_empty() {
+                continue;
+            }
+            let local = cluster.gather(state);
+            let mut out = cluster.output();
+            cluster.evaluate(&mut scratch, &local, params, &mut out)?;
+            let local_rows: Vec<usize> = wanted.iter().map(|&(l, _)| l).collect();
+            let jac = cluster.tangent_jacobian(&local, &out, &local_rows);
+            for &(l, ks) in &wanted {
+                for &k in ks {
+                    residuals[k as usize] = out.residuals()[l];
                 }
             }
-            Ok((
-                residuals,
-                TangentJacobian {
-                    rows: rows.len(),
-                    columns: self.tangent_dimension(),
-                    entries,
-                },
-            ))
-        })
+            for &(i, c, v) in &jac.entries {
+                for &k in wanted[i as usize].1 {
+                    entries.push((k, cluster.global_column(c as usize) as u32, v));
+                }
+            }
+        }
+        Ok((
+            residuals,
+            TangentJacobian {
+                rows: rows.len(),
+                columns: self.tangent_dimension(),
+                entries,
+            },
+        ))
     }
 
     /// Residuals only.
@@ -207,10 +195,19 @@ impl System {
         state: &[f64],
         params: &[f64],
     ) -> Result<Vec<f64>, SystemError> {
-        compiled.tape.with(|tape, ws, out| {
-            tape.evaluate_residuals(ws, state, params, out)?;
-            Ok(out.residuals().to_vec())
-        })
+        let mut r = vec![0.0; self.equations.len()];
+        let mut scratch = Scratch::new();
+        for cluster in compiled.all() {
+            let local = cluster.gather(state);
+            let mut out = cluster.output();
+            cluster.evaluate_residuals(&mut scratch, &local, params, &mut out)?;
+            for (&row, &value) in cluster.equations().iter().zip(out.residuals()) {
+                if let Some(x) = r.get_mut(row) {
+                    *x = value;
+                }
+            }
+        }
+        Ok(r)
     }
 
     /// Applies a tangent step: `p += dp`, `q <- exp(dtheta) * q` (exact exponential map,
@@ -286,18 +283,11 @@ impl System {
         if self.turns.is_empty() {
             return Ok(());
         }
-        let (before, after) = compiled.raw_angles.with(|tape, ws, out| {
-            tape.evaluate_residuals(ws, old, params, out)?;
-            let before = out.residuals().to_vec();
-            tape.evaluate_residuals(ws, new, params, out)?;
-            Ok::<_, SystemError>((before, out.residuals().to_vec()))
-        })?;
-        let two_pi = 2.0 * std::f64::consts::PI;
-        for ((t, &a), &b) in self.turns.iter().zip(&before).zip(&after) {
-            let jump = ((a - b) / two_pi).round();
-            if let Some(k) = params.get_mut(t.turns.index()) {
-                *k += jump;
-            }
+        let mut scratch = Scratch::new();
+        for cluster in compiled.all() {
+            let mut out = cluster.output();
+            let (a, b) = (cluster.gather(old), cluster.gather(new));
+            cluster.update_turns(&mut scratch, &a, &b, params, &mut out)?;
         }
         Ok(())
     }
@@ -321,7 +311,7 @@ pub(crate) fn exp_map(theta: [f64; 3]) -> [f64; 4] {
 }
 
 /// `G(q)` rows: `dq_k / dtheta_r` for `q <- exp(dtheta) * q` at `dtheta = 0`.
-fn quaternion_tangent(q: [f64; 4]) -> [[f64; 3]; 4] {
+pub(crate) fn quaternion_tangent(q: [f64; 4]) -> [[f64; 3]; 4] {
     let [w, x, y, z] = q;
     [
         [-x / 2.0, -y / 2.0, -z / 2.0],

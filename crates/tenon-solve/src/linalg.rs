@@ -1,0 +1,351 @@
+//! The linear algebra of a Newton step, kept in this one module: the minimum-norm
+//! (optionally damped) solution of `A dy = r` for `A = J W^-1`, the weighted Jacobian
+//! of one piece of a cluster.
+//!
+//! - Small pieces (up to [`DENSE_COLUMNS`] columns): dense SVD (nalgebra). Singular values
+//!   below [`RANK_TOLERANCE`](crate::RANK_TOLERANCE) times the largest are dropped, so
+//!   the step is the exact minimum-norm one and the numerical rank is known.
+//! - Large pieces: the regularised normal equations `(A^T A + mu I) dy = A^T r` by sparse
+//!   Cholesky (faer). The pattern of `A`, of `A^T A` and the symbolic factorization
+//!   (with its fill-reducing ordering) are computed once per piece; each iteration
+//!   refills the numbers. The step lies in the row space of `A` like the minimum-norm
+//!   one (it is the minimum-norm step of the damped problem), and `mu >= `
+//!   [`REGULARIZATION`] times the largest diagonal keeps redundant equations (a singular
+//!   `A^T A`) factorable. The rank is not revealed here (the diagnostics do that).
+//!
+//! Architecture invariant: faer appears in this module only.
+
+use faer::linalg::solvers::Solve;
+use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
+use faer::{Mat, Side};
+use nalgebra::{DMatrix, DVector};
+use tenon_system::TangentJacobian;
+
+use crate::{SolveError, RANK_TOLERANCE};
+
+/// Pieces with more tangent columns than this are solved sparse.
+pub(crate) const DENSE_COLUMNS: usize = 180;
+
+/// Smallest relative regularisation of the sparse normal equations.
+pub(crate) const REGULARIZATION: f64 = 1e-12;
+
+/// Euclidean norm.
+pub(crate) fn norm(x: &[f64]) -> f64 {
+    x.iter().map(|v| v * v).sum::<f64>().sqrt()
+}
+
+/// Euclidean norm of `x[rows]`.
+pub(crate) fn norm_of_rows(x: &[f64], rows: &[usize]) -> f64 {
+    rows.iter()
+        .map(|&k| x.get(k).map_or(0.0, |v| v * v))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// The weighted Jacobian of a piece, dense or sparse by size.
+pub(crate) enum StepMatrix {
+    Dense(DMatrix<f64>),
+    Sparse(Box<SparseNormal>),
+}
+
+impl StepMatrix {
+    pub(crate) fn new(rows: usize, cols: usize) -> StepMatrix {
+        if cols <= DENSE_COLUMNS {
+            StepMatrix::Dense(DMatrix::zeros(rows, cols))
+        } else {
+            StepMatrix::Sparse(Box::new(SparseNormal::new(rows, cols)))
+        }
+    }
+
+    /// Sets `A = J W^-1` from the piece's Jacobian: entry `(r, c)` goes to column
+    /// `col_of[c]` (entries of other columns are ignored), divided by `weight[col]`.
+    pub(crate) fn fill(&mut self, jac: &TangentJacobian, col_of: &[usize], weight: &[f64]) {
+        match self {
+            StepMatrix::Dense(m) => {
+                m.fill(0.0);
+                for &(r, c, v) in &jac.entries {
+                    if let Some(&j) = col_of.get(c as usize) {
+                        if j < m.ncols() && (r as usize) < m.nrows() {
+                            m[(r as usize, j)] += v / weight[j];
+                        }
+                    }
+                }
+            }
+            StepMatrix::Sparse(s) => s.fill(jac, col_of, weight),
+        }
+    }
+
+    /// Factors what can be factored once for any damping.
+    pub(crate) fn factor(&self) -> Result<Factored<'_>, SolveError> {
+        Ok(match self {
+            StepMatrix::Dense(m) => {
+                let svd = m.clone().svd(true, true);
+                let smax = svd.singular_values.iter().fold(0.0f64, |a, &s| a.max(s));
+                Factored::Dense { svd, smax }
+            }
+            StepMatrix::Sparse(s) => Factored::Sparse(s),
+        })
+    }
+}
+
+/// A factored (or ready to factor) step matrix.
+pub(crate) enum Factored<'a> {
+    Dense {
+        svd: nalgebra::SVD<f64, nalgebra::Dyn, nalgebra::Dyn>,
+        smax: f64,
+    },
+    Sparse(&'a SparseNormal),
+}
+
+impl Factored<'_> {
+    /// Numerical rank, where this factorization reveals it.
+    pub(crate) fn rank(&self) -> Option<usize> {
+        match self {
+            Factored::Dense { svd, smax } => Some(
+                svd.singular_values
+                    .iter()
+                    .filter(|&&s| s > RANK_TOLERANCE * smax.max(1e-300))
+                    .count(),
+            ),
+            Factored::Sparse(_) => None,
+        }
+    }
+
+    /// The largest singular value (dense) or an estimate of it (sparse: the largest
+    /// column norm).
+    pub(crate) fn scale(&self) -> f64 {
+        match self {
+            Factored::Dense { smax, .. } => *smax,
+            Factored::Sparse(s) => s.scale(),
+        }
+    }
+
+    /// `dy = (A^T A + lambda I)^-1 A^T r` restricted to the row space of `A` (the
+    /// minimum-norm solution when `lambda = 0`).
+    pub(crate) fn min_norm_step(&self, r: &[f64], lambda: f64) -> Result<Vec<f64>, SolveError> {
+        match self {
+            Factored::Dense { svd, smax } => {
+                let (Some(u), Some(vt)) = (&svd.u, &svd.v_t) else {
+                    return Ok(Vec::new());
+                };
+                let r = DVector::from_column_slice(r);
+                let mut dy = DVector::zeros(vt.ncols());
+                for (k, &s) in svd.singular_values.iter().enumerate() {
+                    if s <= RANK_TOLERANCE * smax.max(1e-300) {
+                        continue;
+                    }
+                    let coeff = u.column(k).dot(&r) * s / (s * s + lambda);
+                    dy += vt.row(k).transpose() * coeff;
+                }
+                Ok(dy.iter().copied().collect())
+            }
+            Factored::Sparse(s) => s.solve(r, lambda),
+        }
+    }
+}
+
+/// `A` in compressed rows with a fixed pattern, `A^T A` (lower triangle, compressed
+/// columns) with a precomputed scatter, and the symbolic Cholesky of that pattern.
+pub(crate) struct SparseNormal {
+    rows: usize,
+    cols: usize,
+    /// The `(row, col)` sequence of the Jacobian entries the pattern was built for.
+    key: Vec<(u32, u32)>,
+    /// Jacobian entry `k` adds into `a_values[entry_slot[k]]` (`u32::MAX`: ignored).
+    entry_slot: Vec<u32>,
+    a_row_start: Vec<usize>,
+    a_cols: Vec<usize>,
+    a_values: Vec<f64>,
+    /// For each row, for each pair `(i <= j)` of its entries, where `a_i a_j` goes in
+    /// `n_values`; in row order.
+    pair_slot: Vec<u32>,
+    diag_slot: Vec<usize>,
+    n_symbolic: Option<SymbolicSparseColMat<usize>>,
+    n_values: Vec<f64>,
+    llt: Option<SymbolicLlt<usize>>,
+}
+
+impl SparseNormal {
+    fn new(rows: usize, cols: usize) -> SparseNormal {
+        SparseNormal {
+            rows,
+            cols,
+            key: Vec::new(),
+            entry_slot: Vec::new(),
+            a_row_start: Vec::new(),
+            a_cols: Vec::new(),
+            a_values: Vec::new(),
+            pair_slot: Vec::new(),
+            diag_slot: Vec::new(),
+            n_symbolic: None,
+            n_values: Vec::new(),
+            llt: None,
+        }
+    }
+
+    fn same_pattern(&self, jac: &TangentJacobian) -> bool {
+        self.n_symbolic.is_some()
+            && self.key.len() == jac.entries.len()
+            && self
+                .key
+                .iter()
+                .zip(&jac.entries)
+                .all(|(&(r, c), &(r2, c2, _))| r == r2 && c == c2)
+    }
+
+    fn fill(&mut self, jac: &TangentJacobian, col_of: &[usize], weight: &[f64]) {
+        if !self.same_pattern(jac) {
+            self.analyse(jac, col_of);
+        }
+        self.a_values.iter_mut().for_each(|v| *v = 0.0);
+        for (k, &(_, _, v)) in jac.entries.iter().enumerate() {
+            let slot = self.entry_slot[k];
+            if slot != u32::MAX {
+                let col = self.a_cols[slot as usize];
+                self.a_values[slot as usize] += v / weight[col];
+            }
+        }
+    }
+
+    /// Builds the patterns of `A` and `A^T A` and the symbolic factorization.
+    fn analyse(&mut self, jac: &TangentJacobian, col_of: &[usize]) {
+        self.key = jac.entries.iter().map(|&(r, c, _)| (r, c)).collect();
+        // A: per row, its distinct piece columns, ascending.
+        let mut per_row: Vec<Vec<usize>> = vec![Vec::new(); self.rows];
+        for &(r, c, _) in &jac.entries {
+            if let (Some(&j), Some(row)) = (col_of.get(c as usize), per_row.get_mut(r as usize)) {
+                if j < self.cols {
+                    row.push(j);
+                }
+            }
+        }
+        self.a_row_start = Vec::with_capacity(self.rows + 1);
+        self.a_cols.clear();
+        self.a_row_start.push(0);
+        for row in &mut per_row {
+            row.sort_unstable();
+            row.dedup();
+            self.a_cols.extend_from_slice(row);
+            self.a_row_start.push(self.a_cols.len());
+        }
+        self.a_values = vec![0.0; self.a_cols.len()];
+        self.entry_slot = jac
+            .entries
+            .iter()
+            .map(|&(r, c, _)| {
+                let Some(&j) = col_of.get(c as usize) else {
+                    return u32::MAX;
+                };
+                let (a, b) = (
+                    self.a_row_start[r as usize],
+                    self.a_row_start[r as usize + 1],
+                );
+                match self.a_cols[a..b].binary_search(&j) {
+                    Ok(k) => (a + k) as u32,
+                    Err(_) => u32::MAX,
+                }
+            })
+            .collect();
+        // A^T A, lower triangle: column j holds rows i >= j. Gather the pattern.
+        let mut column_rows: Vec<Vec<usize>> = (0..self.cols).map(|j| vec![j]).collect();
+        for r in 0..self.rows {
+            let cols = &self.a_cols[self.a_row_start[r]..self.a_row_start[r + 1]];
+            for (x, &j) in cols.iter().enumerate() {
+                for &i in &cols[x..] {
+                    column_rows[j].push(i);
+                }
+            }
+        }
+        let mut col_ptr = Vec::with_capacity(self.cols + 1);
+        let mut row_idx = Vec::new();
+        col_ptr.push(0usize);
+        for rows in &mut column_rows {
+            rows.sort_unstable();
+            rows.dedup();
+            row_idx.extend_from_slice(rows);
+            col_ptr.push(row_idx.len());
+        }
+        let slot_of = |i: usize, j: usize| -> usize {
+            let (a, b) = (col_ptr[j], col_ptr[j + 1]);
+            a + row_idx[a..b].binary_search(&i).unwrap_or(0)
+        };
+        self.pair_slot.clear();
+        for r in 0..self.rows {
+            let cols = &self.a_cols[self.a_row_start[r]..self.a_row_start[r + 1]];
+            for (x, &j) in cols.iter().enumerate() {
+                for &i in &cols[x..] {
+                    self.pair_slot.push(slot_of(i, j) as u32);
+                }
+            }
+        }
+        self.diag_slot = (0..self.cols).map(|j| slot_of(j, j)).collect();
+        self.n_values = vec![0.0; row_idx.len()];
+        let symbolic =
+            SymbolicSparseColMat::new_checked(self.cols, self.cols, col_ptr, None, row_idx);
+        self.llt = SymbolicLlt::try_new(symbolic.as_ref(), Side::Lower).ok();
+        self.n_symbolic = Some(symbolic);
+    }
+
+    /// `A^T A` into `n_values` (before regularisation).
+    fn normal(&self) -> Vec<f64> {
+        let mut n = vec![0.0; self.n_values.len()];
+        let mut p = 0;
+        for r in 0..self.rows {
+            let vals = &self.a_values[self.a_row_start[r]..self.a_row_start[r + 1]];
+            for (x, &vj) in vals.iter().enumerate() {
+                for &vi in &vals[x..] {
+                    n[self.pair_slot[p] as usize] += vi * vj;
+                    p += 1;
+                }
+            }
+        }
+        n
+    }
+
+    fn scale(&self) -> f64 {
+        let mut col_sq = vec![0.0f64; self.cols];
+        for (k, &j) in self.a_cols.iter().enumerate() {
+            col_sq[j] += self.a_values[k] * self.a_values[k];
+        }
+        col_sq.iter().fold(0.0f64, |m, &x| m.max(x)).sqrt()
+    }
+
+    fn solve(&self, r: &[f64], lambda: f64) -> Result<Vec<f64>, SolveError> {
+        let (Some(symbolic), Some(llt)) = (&self.n_symbolic, &self.llt) else {
+            return Err(SolveError::Factorization(
+                "no symbolic factorization".into(),
+            ));
+        };
+        let base = self.normal();
+        let max_diag = self.diag_slot.iter().fold(0.0f64, |m, &s| m.max(base[s]));
+        let mut mu = lambda.max(REGULARIZATION * max_diag.max(1e-300));
+        // A^T r.
+        let mut rhs = Mat::<f64>::zeros(self.cols, 1);
+        for row in 0..self.rows {
+            let ri = r.get(row).copied().unwrap_or(0.0);
+            for k in self.a_row_start[row]..self.a_row_start[row + 1] {
+                rhs[(self.a_cols[k], 0)] += self.a_values[k] * ri;
+            }
+        }
+        for _ in 0..8 {
+            let mut values = base.clone();
+            for &s in &self.diag_slot {
+                values[s] += mu;
+            }
+            let matrix = SparseColMatRef::new(symbolic.as_ref(), &values);
+            match Llt::try_new_with_symbolic(llt.clone(), matrix, Side::Lower) {
+                Ok(factor) => {
+                    let mut x = rhs.clone();
+                    factor.solve_in_place(x.as_mut());
+                    return Ok((0..self.cols).map(|k| x[(k, 0)]).collect());
+                }
+                // Not numerically positive definite: regularise more.
+                Err(_) => mu *= 100.0,
+            }
+        }
+        Err(SolveError::Factorization(
+            "normal equations could not be factored".into(),
+        ))
+    }
+}

@@ -1,0 +1,276 @@
+//! Least-change Gauss-Newton on one cluster, in its local tangent space.
+//!
+//! The step is the minimum-norm solution of `J dx = -r` with parts weighted by their
+//! size: `dx = -W^-1 pinv(J W^-1) r` (see [`crate::linalg`]). A backtracking line search
+//! keeps each step a descent of `|r|`; when it stalls, or only a short step helps,
+//! Levenberg damping shortens the next one. Counted turns are updated after every
+//! accepted step.
+//!
+//! Everything here reads and writes the cluster's local state only: the cost of an
+//! iteration is the cost of the cluster.
+
+use std::borrow::Cow;
+
+use petgraph::unionfind::UnionFind;
+use tenon_system::{ClusterTape, Scratch, System};
+
+use crate::linalg::{self, StepMatrix};
+use crate::{takes_part, ClusterReport, SolveError, SolveOptions};
+
+/// A sub-cluster: the local tangent columns and local equation rows that the equations
+/// taking part in this solve join (a motion left out may split a compiled cluster).
+struct Part {
+    cols: Vec<usize>,
+    rows: Vec<usize>,
+}
+
+/// The result of solving one compiled cluster.
+pub(crate) struct ClusterResult {
+    pub(crate) local: Vec<f64>,
+    /// Its turn counters' new values: `(parameter index, value)`.
+    pub(crate) turns: Vec<(usize, f64)>,
+    pub(crate) reports: Vec<ClusterReport>,
+}
+
+/// Solves compiled cluster `cluster` from the global `state`.
+pub(crate) fn solve_cluster(
+    system: &System,
+    cluster: &ClusterTape,
+    scratch: &mut Scratch,
+    state: &[f64],
+    params: &[f64],
+    weights: &[f64],
+    options: SolveOptions,
+) -> Result<ClusterResult, SolveError> {
+    let mut local = cluster.gather(state);
+    let mut params: Cow<'_, [f64]> = Cow::Borrowed(params);
+    let mut out = cluster.output();
+    let used: Vec<usize> = (0..cluster.equations().len())
+        .filter(|&k| takes_part(system, cluster.equations()[k], options.include_motions))
+        .collect();
+    cluster.evaluate(scratch, &local, &params, &mut out)?;
+    let jac = cluster.tangent_jacobian(&local, &out, &used);
+    let pieces = split(cluster, &used, &jac);
+    let weight: Vec<f64> = (0..cluster.tangent_dimension())
+        .map(|k| {
+            weights
+                .get(cluster.global_column(k))
+                .copied()
+                .unwrap_or(1.0)
+        })
+        .collect();
+    let mut reports = Vec::with_capacity(pieces.len());
+    for piece in pieces {
+        let report = solve_piece(
+            cluster,
+            scratch,
+            &mut local,
+            &mut params,
+            &mut out,
+            &piece,
+            &weight,
+            options,
+        )?;
+        let parts = piece
+            .cols
+            .iter()
+            .filter(|&&c| c < 6 * cluster.parts().len() && c % 6 == 0)
+            .filter_map(|&c| {
+                let index = *cluster.parts().get(c / 6)?;
+                Some(system.free_parts().get(index)?.part)
+            })
+            .collect();
+        let equations = piece
+            .rows
+            .iter()
+            .filter_map(|&r| cluster.equations().get(r).copied())
+            .collect();
+        reports.push(ClusterReport {
+            parts,
+            equations,
+            iterations: report.iterations,
+            max_residual: report.residual,
+            converged: report.residual <= options.tolerance,
+            rank: report.rank,
+            dof: report.rank.map(|r| piece.cols.len().saturating_sub(r)),
+        });
+    }
+    let turns = match &params {
+        Cow::Borrowed(_) => Vec::new(),
+        Cow::Owned(p) => cluster
+            .turn_parameters()
+            .iter()
+            .filter_map(|id| Some((id.index(), *p.get(id.index())?)))
+            .collect(),
+    };
+    Ok(ClusterResult {
+        local,
+        turns,
+        reports,
+    })
+}
+
+/// Splits a compiled cluster by the equations taking part: union-find over the part
+/// and extra-unknown groups each used row touches.
+fn split(cluster: &ClusterTape, used: &[usize], jac: &tenon_system::TangentJacobian) -> Vec<Part> {
+    let n_parts = cluster.parts().len();
+    let groups = n_parts + cluster.extras().len();
+    let group_of = |c: usize| {
+        if c < 6 * n_parts {
+            c / 6
+        } else {
+            c - 5 * n_parts
+        }
+    };
+    let mut uf = UnionFind::<usize>::new(groups.max(1));
+    let mut row_group: Vec<Option<usize>> = vec![None; used.len()];
+    for &(r, c, _) in &jac.entries {
+        let g = group_of(c as usize);
+        match row_group[r as usize] {
+            Some(first) => {
+                uf.union(first, g);
+            }
+            None => row_group[r as usize] = Some(g),
+        }
+    }
+    let mut piece_of_root = vec![usize::MAX; groups];
+    let mut pieces: Vec<Part> = Vec::new();
+    for g in 0..groups {
+        let root = uf.find(g);
+        if piece_of_root[root] == usize::MAX {
+            piece_of_root[root] = pieces.len();
+            pieces.push(Part {
+                cols: Vec::new(),
+                rows: Vec::new(),
+            });
+        }
+        let piece = &mut pieces[piece_of_root[root]];
+        if g < n_parts {
+            piece.cols.extend(6 * g..6 * g + 6);
+        } else {
+            piece.cols.push(g + 5 * n_parts);
+        }
+    }
+    for (k, g) in row_group.iter().enumerate() {
+        // A used row with no unknown cannot be moved; it is reported with the first
+        // piece (it belongs to the cluster only through unknowns that cancel here).
+        let root = g.map_or(0, |g| uf.find(g));
+        if let Some(piece) = piece_of_root.get(root).and_then(|&p| pieces.get_mut(p)) {
+            piece.rows.push(used[k]);
+        }
+    }
+    pieces
+}
+
+struct PieceReport {
+    iterations: usize,
+    residual: f64,
+    rank: Option<usize>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn solve_piece(
+    cluster: &ClusterTape,
+    scratch: &mut Scratch,
+    local: &mut [f64],
+    params: &mut Cow<'_, [f64]>,
+    out: &mut tenon_system::ClusterOutput,
+    piece: &Part,
+    weight: &[f64],
+    options: SolveOptions,
+) -> Result<PieceReport, SolveError> {
+    let rows = &piece.rows;
+    let n = cluster.tangent_dimension();
+    let mut col_of = vec![usize::MAX; n];
+    for (k, &c) in piece.cols.iter().enumerate() {
+        col_of[c] = k;
+    }
+    let piece_weight: Vec<f64> = piece.cols.iter().map(|&c| weight[c]).collect();
+    let mut iterations = 0;
+    let mut lambda = 0.0;
+    let mut trial = local.clone();
+    let mut delta = vec![0.0; n];
+    let mut matrix = StepMatrix::new(rows.len(), piece.cols.len());
+    loop {
+        cluster.evaluate(scratch, local, params, out)?;
+        let r: Vec<f64> = rows.iter().map(|&k| out.residuals()[k]).collect();
+        let residual = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let jac = cluster.tangent_jacobian(local, out, rows);
+        let done = residual <= options.tolerance || iterations >= options.max_iterations;
+        if rows.is_empty() || !residual.is_finite() {
+            return Ok(PieceReport {
+                iterations,
+                residual,
+                rank: Some(0),
+            });
+        }
+        matrix.fill(&jac, &col_of, &piece_weight);
+        let factored = matrix.factor()?;
+        if done {
+            return Ok(PieceReport {
+                iterations,
+                residual,
+                rank: factored.rank(),
+            });
+        }
+        iterations += 1;
+        let smax = factored.scale();
+        let dy = factored.min_norm_step(&r, lambda)?;
+        let norm0 = linalg::norm(&r);
+        let mut alpha = 1.0;
+        let mut accepted = false;
+        for _ in 0..30 {
+            delta.iter_mut().for_each(|d| *d = 0.0);
+            for (k, &c) in piece.cols.iter().enumerate() {
+                delta[c] = -alpha * dy[k] / piece_weight[k];
+            }
+            trial.copy_from_slice(local);
+            cluster.retract(&mut trial, &delta);
+            let mut trial_params: Cow<'_, [f64]> = params.clone();
+            if cluster.has_turns() {
+                cluster.update_turns(scratch, local, &trial, trial_params.to_mut(), out)?;
+            }
+            cluster.evaluate_residuals(scratch, &trial, &trial_params, out)?;
+            let norm = linalg::norm_of_rows(out.residuals(), rows);
+            if norm.is_finite() && norm < norm0 * (1.0 - 1e-4 * alpha) || norm <= options.tolerance
+            {
+                local.copy_from_slice(&trial);
+                *params = trial_params;
+                accepted = true;
+                break;
+            }
+            alpha *= 0.5;
+        }
+        if accepted && alpha >= 0.25 {
+            lambda *= 0.25;
+        } else if accepted {
+            // Only a short step helped: the Gauss-Newton direction is unreliable here
+            // (near-singular Jacobian, e.g. redundant joints near a solution set): damp
+            // the next one (Levenberg-Marquardt).
+            lambda = if lambda == 0.0 {
+                1e-6 * smax * smax
+            } else {
+                lambda * 4.0
+            };
+        } else {
+            // No descent along the Gauss-Newton direction: damp it.
+            lambda = if lambda == 0.0 {
+                1e-6 * smax * smax
+            } else {
+                lambda * 10.0
+            };
+            if lambda > 1e12 * (smax * smax).max(1.0) {
+                cluster.evaluate(scratch, local, params, out)?;
+                let r: Vec<f64> = rows.iter().map(|&k| out.residuals()[k]).collect();
+                let jac = cluster.tangent_jacobian(local, out, rows);
+                matrix.fill(&jac, &col_of, &piece_weight);
+                let factored = matrix.factor()?;
+                return Ok(PieceReport {
+                    iterations,
+                    residual: r.iter().fold(0.0f64, |m, x| m.max(x.abs())),
+                    rank: factored.rank(),
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,399 @@
+//! Clusters: the system split into groups of unknowns that no equation joins, each
+//! compiled into its own local tape.
+//!
+//! A cluster reads a short local state: 7 values per free part (`p`, then `q`), in the
+//! order of [`ClusterTape::parts`], then its extra unknowns. Its tangent space has 6
+//! columns per part (`dp`, `dtheta`) and one per extra unknown, in the same order.
+//! Evaluating a cluster touches nothing outside it, so the cost of a solve step is the
+//! cost of its cluster, not of the assembly, and clusters can be solved on different
+//! threads.
+//!
+//! Architecture invariant: every equation with an unknown belongs to exactly one
+//! cluster, and all of its unknowns are that cluster's; equations with no unknown
+//! (between grounded parts) form the separate fixed set.
+
+use petgraph::unionfind::UnionFind;
+use rustc_hash::FxHashMap;
+use tenon_expr::{ExprId, ParamId, Tape, TapeOutput, TapeWorkspace, VarId};
+use tenon_model::quaternion_multiply;
+
+use crate::build::System;
+use crate::error::SystemError;
+use crate::state::{exp_map, quaternion_tangent, TangentJacobian};
+
+/// Scratch memory for evaluating tapes: one per thread, reused across clusters and
+/// calls (it is large, so it is never made per cluster).
+#[derive(Debug, Default)]
+pub struct Scratch {
+    ws: Option<TapeWorkspace>,
+}
+
+impl Scratch {
+    /// Empty; memory is taken at first use.
+    pub fn new() -> Self {
+        Scratch::default()
+    }
+
+    /// A workspace big enough for `tape`.
+    pub(crate) fn for_tape(&mut self, tape: &Tape) -> &mut TapeWorkspace {
+        let fits = self.ws.as_ref().is_some_and(|ws| tape.workspace_fits(ws));
+        if !fits {
+            self.ws = None;
+        }
+        self.ws.get_or_insert_with(|| tape.workspace())
+    }
+}
+
+/// One cluster, compiled: its equations, parts and extra unknowns, and its tapes.
+#[derive(Debug, Clone)]
+pub struct ClusterTape {
+    equations: Vec<usize>,
+    parts: Vec<usize>,
+    extras: Vec<usize>,
+    vars: Vec<VarId>,
+    /// Free parts of the whole system (global tangent columns of extras start at 6 times
+    /// this).
+    system_parts: usize,
+    /// Turn counters of its counted angles, in the raw-angle tape's output order.
+    turns: Vec<ParamId>,
+    tape: Tape,
+    raw_angles: Tape,
+}
+
+/// Evaluation results of one cluster (residuals, Jacobian values, raw angles), reused
+/// between evaluations.
+#[derive(Debug)]
+pub struct ClusterOutput {
+    equations: TapeOutput,
+    raw: TapeOutput,
+    raw_before: Vec<f64>,
+}
+
+impl ClusterOutput {
+    /// Residuals of the cluster's equations, in [`ClusterTape::equations`] order, from
+    /// the last evaluation.
+    pub fn residuals(&self) -> &[f64] {
+        self.equations.residuals()
+    }
+}
+
+impl ClusterTape {
+    /// Its equations: indices into [`System::equations`], ascending.
+    pub fn equations(&self) -> &[usize] {
+        &self.equations
+    }
+
+    /// Its free parts: indices into [`System::free_parts`], ascending.
+    pub fn parts(&self) -> &[usize] {
+        &self.parts
+    }
+
+    /// Its extra unknowns: indices into [`System::extra_unknowns`], ascending.
+    pub fn extras(&self) -> &[usize] {
+        &self.extras
+    }
+
+    /// Whether it has counted angles (whose turn counters a step may change).
+    pub fn has_turns(&self) -> bool {
+        !self.turns.is_empty()
+    }
+
+    /// The parameters holding its turn counters.
+    pub fn turn_parameters(&self) -> &[ParamId] {
+        &self.turns
+    }
+
+    /// Length of its local state: 7 per part plus its extra unknowns.
+    pub fn state_len(&self) -> usize {
+        self.vars.len()
+    }
+
+    /// Dimension of its tangent space: 6 per part plus its extra unknowns.
+    pub fn tangent_dimension(&self) -> usize {
+        6 * self.parts.len() + self.extras.len()
+    }
+
+    /// Global tangent column of local tangent column `k`.
+    pub fn global_column(&self, k: usize) -> usize {
+        let p = self.parts.len();
+        if k < 6 * p {
+            6 * self.parts[k / 6] + k % 6
+        } else {
+            6 * self.system_parts + self.extras[k - 6 * p]
+        }
+    }
+
+    /// Its local state, taken from the global one.
+    pub fn gather(&self, state: &[f64]) -> Vec<f64> {
+        self.vars
+            .iter()
+            .map(|v| state.get(v.index()).copied().unwrap_or(0.0))
+            .collect()
+    }
+
+    /// Writes its local state back into the global one.
+    pub fn scatter(&self, local: &[f64], state: &mut [f64]) {
+        for (v, &x) in self.vars.iter().zip(local) {
+            if let Some(slot) = state.get_mut(v.index()) {
+                *slot = x;
+            }
+        }
+    }
+
+    /// Buffers for [`evaluate`](Self::evaluate).
+    pub fn output(&self) -> ClusterOutput {
+        ClusterOutput {
+            equations: self.tape.output(),
+            raw: self.raw_angles.output(),
+            raw_before: Vec::new(),
+        }
+    }
+
+    /// Evaluates residuals and Jacobian at the local state.
+    pub fn evaluate(
+        &self,
+        scratch: &mut Scratch,
+        local: &[f64],
+        params: &[f64],
+        out: &mut ClusterOutput,
+    ) -> Result<(), SystemError> {
+        let ws = scratch.for_tape(&self.tape);
+        self.tape.evaluate(ws, local, params, &mut out.equations)?;
+        Ok(())
+    }
+
+    /// Evaluates residuals only.
+    pub fn evaluate_residuals(
+        &self,
+        scratch: &mut Scratch,
+        local: &[f64],
+        params: &[f64],
+        out: &mut ClusterOutput,
+    ) -> Result<(), SystemError> {
+        let ws = scratch.for_tape(&self.tape);
+        self.tape
+            .evaluate_residuals(ws, local, params, &mut out.equations)?;
+        Ok(())
+    }
+
+    /// The tangent Jacobian of some of its equations from the last
+    /// [`evaluate`](Self::evaluate) at `local`: row `k` is local equation `rows[k]`,
+    /// columns are local tangent columns. `J_T = [J_p, J_q G(q)]` as for the whole
+    /// system.
+    pub fn tangent_jacobian(
+        &self,
+        local: &[f64],
+        out: &ClusterOutput,
+        rows: &[usize],
+    ) -> TangentJacobian {
+        let pattern = self.tape.pattern();
+        let starts = pattern.row_starts();
+        let values = out.equations.jacobian();
+        let n7 = 7 * self.parts.len();
+        let mut entries = Vec::new();
+        for (row_out, &row) in rows.iter().enumerate() {
+            let first = starts.get(row).map_or(0, |&x| x as usize);
+            for (offset, &col) in pattern.row(row).iter().enumerate() {
+                let value = values.get(first + offset).copied().unwrap_or(0.0);
+                let col = col as usize;
+                if col >= n7 {
+                    let c = 6 * self.parts.len() + col - n7;
+                    entries.push((row_out as u32, c as u32, value));
+                    continue;
+                }
+                let (part, k) = (col / 7, col % 7);
+                if k < 3 {
+                    entries.push((row_out as u32, (6 * part + k) as u32, value));
+                    continue;
+                }
+                let q = [3, 4, 5, 6].map(|i| local.get(7 * part + i).copied().unwrap_or(0.0));
+                let g = quaternion_tangent(q);
+                // Every entry is kept, zeros included, so the pattern does not change
+                // with the state (a sparse factorization analyses it once).
+                for (r, &gk) in g[k - 3].iter().enumerate() {
+                    entries.push((row_out as u32, (6 * part + 3 + r) as u32, value * gk));
+                }
+            }
+        }
+        TangentJacobian {
+            rows: rows.len(),
+            columns: self.tangent_dimension(),
+            entries,
+        }
+    }
+
+    /// Applies a local tangent step (see [`System::retract`]).
+    pub fn retract(&self, local: &mut [f64], delta: &[f64]) {
+        for k in 0..self.parts.len() {
+            let d = |i: usize| delta.get(6 * k + i).copied().unwrap_or(0.0);
+            for c in 0..3 {
+                if let Some(x) = local.get_mut(7 * k + c) {
+                    *x += d(c);
+                }
+            }
+            let q = [3, 4, 5, 6].map(|i| local.get(7 * k + i).copied().unwrap_or(0.0));
+            let updated = quaternion_multiply(exp_map([d(3), d(4), d(5)]), q);
+            let n = updated.iter().map(|c| c * c).sum::<f64>().sqrt();
+            for (i, u) in updated.iter().enumerate() {
+                if let Some(x) = local.get_mut(7 * k + 3 + i) {
+                    *x = u / n;
+                }
+            }
+        }
+        let (base, tangent_base) = (7 * self.parts.len(), 6 * self.parts.len());
+        for e in 0..self.extras.len() {
+            if let Some(x) = local.get_mut(base + e) {
+                *x = (*x + delta.get(tangent_base + e).copied().unwrap_or(0.0))
+                    .rem_euclid(2.0 * std::f64::consts::PI);
+            }
+        }
+    }
+
+    /// Keeps its counted angles continuous from local state `old` to `new` (see
+    /// [`System::update_turns`]).
+    pub fn update_turns(
+        &self,
+        scratch: &mut Scratch,
+        old: &[f64],
+        new: &[f64],
+        params: &mut [f64],
+        out: &mut ClusterOutput,
+    ) -> Result<(), SystemError> {
+        if self.turns.is_empty() {
+            return Ok(());
+        }
+        let ws = scratch.for_tape(&self.raw_angles);
+        self.raw_angles
+            .evaluate_residuals(ws, old, params, &mut out.raw)?;
+        out.raw_before.clear();
+        out.raw_before.extend_from_slice(out.raw.residuals());
+        self.raw_angles
+            .evaluate_residuals(ws, new, params, &mut out.raw)?;
+        let two_pi = 2.0 * std::f64::consts::PI;
+        for ((t, &a), &b) in self
+            .turns
+            .iter()
+            .zip(&out.raw_before)
+            .zip(out.raw.residuals())
+        {
+            let jump = ((a - b) / two_pi).round();
+            if let Some(k) = params.get_mut(t.index()) {
+                *k += jump;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Splits the system into clusters and compiles each; returns them and the fixed set
+/// (equations and counted angles with no unknown) as a cluster with no parts.
+pub(crate) fn compile_clusters(
+    system: &mut System,
+) -> Result<(Vec<ClusterTape>, ClusterTape), SystemError> {
+    let n_parts = system.free_parts.len();
+    let groups = n_parts + system.extra.len();
+    let mut group_of: FxHashMap<VarId, usize> = FxHashMap::default();
+    for (k, p) in system.free_parts.iter().enumerate() {
+        for &v in &p.vars {
+            group_of.insert(v, k);
+        }
+    }
+    for (k, e) in system.extra.iter().enumerate() {
+        group_of.insert(e.var, n_parts + k);
+    }
+    let mut uf = UnionFind::<usize>::new(groups.max(1));
+    let graph = &system.graph;
+    let first_group = |e: ExprId, uf: &mut UnionFind<usize>| -> Option<usize> {
+        let gs: Vec<usize> = graph
+            .vars_of(e)
+            .iter()
+            .filter_map(|v| group_of.get(v).copied())
+            .collect();
+        for w in gs.windows(2) {
+            uf.union(w[0], w[1]);
+        }
+        gs.first().copied()
+    };
+    let eq_group: Vec<Option<usize>> = system
+        .equations
+        .iter()
+        .map(|e| first_group(e.residual, &mut uf))
+        .collect();
+    let turn_group: Vec<Option<usize>> = system
+        .turns
+        .iter()
+        .map(|t| first_group(t.raw, &mut uf))
+        .collect();
+    // Clusters numbered by their first group (file order of parts).
+    let mut index: FxHashMap<usize, usize> = FxHashMap::default();
+    let mut members: Vec<Members> = Vec::new();
+    for g in 0..groups {
+        let root = uf.find(g);
+        let k = *index.entry(root).or_insert_with(|| {
+            members.push(Default::default());
+            members.len() - 1
+        });
+        if g < n_parts {
+            members[k].0.push(g);
+        } else {
+            members[k].1.push(g - n_parts);
+        }
+    }
+    let mut fixed_equations = Vec::new();
+    let mut fixed_turns = Vec::new();
+    for (r, g) in eq_group.iter().enumerate() {
+        match g.and_then(|g| index.get(&uf.find(g))) {
+            Some(&k) => members[k].2.push(r),
+            None => fixed_equations.push(r),
+        }
+    }
+    for (t, g) in turn_group.iter().enumerate() {
+        match g.and_then(|g| index.get(&uf.find(g))) {
+            Some(&k) => members[k].3.push(t),
+            None => fixed_turns.push(t),
+        }
+    }
+    let mut clusters = Vec::with_capacity(members.len());
+    for (parts, extras, equations, turns) in members {
+        clusters.push(compile_one(system, parts, extras, equations, turns)?);
+    }
+    let fixed = compile_one(system, Vec::new(), Vec::new(), fixed_equations, fixed_turns)?;
+    Ok((clusters, fixed))
+}
+
+/// A cluster's parts, extra unknowns, equations and counted angles (indices).
+type Members = (Vec<usize>, Vec<usize>, Vec<usize>, Vec<usize>);
+
+fn compile_one(
+    system: &mut System,
+    parts: Vec<usize>,
+    extras: Vec<usize>,
+    equations: Vec<usize>,
+    turns: Vec<usize>,
+) -> Result<ClusterTape, SystemError> {
+    let mut vars: Vec<VarId> = parts
+        .iter()
+        .flat_map(|&p| system.free_parts[p].vars)
+        .collect();
+    vars.extend(extras.iter().map(|&e| system.extra[e].var));
+    let outputs: Vec<ExprId> = equations
+        .iter()
+        .map(|&r| system.equations[r].residual)
+        .collect();
+    let tape = system.graph.compile_local(&outputs, &vars)?;
+    let raws: Vec<ExprId> = turns.iter().map(|&t| system.turns[t].raw).collect();
+    // Raw angles are only ever evaluated (no Jacobian): compiled with no columns would
+    // refuse their unknowns, so they get the cluster's columns and the Jacobian code is
+    // never run.
+    let raw_angles = system.graph.compile_local(&raws, &vars)?;
+    Ok(ClusterTape {
+        system_parts: system.free_parts.len(),
+        equations,
+        parts,
+        extras,
+        vars,
+        turns: turns.iter().map(|&t| system.turns[t].turns).collect(),
+        tape,
+        raw_angles,
+    })
+}
