@@ -188,7 +188,7 @@ fn solve_piece(
     let piece_weight: Vec<f64> = piece.cols.iter().map(|&c| weight[c]).collect();
     let mut iterations = 0;
     let mut lambda = 0.0;
-    let mut trial = local.clone();
+    let mut trial = local.to_vec();
     let mut delta = vec![0.0; n];
     let mut matrix = StepMatrix::new(rows.len(), piece.cols.len());
     loop {
