@@ -38,6 +38,9 @@ pub struct SolveOptions {
     /// Whether motions take part (at the time in the parameters). Assembling (`tenon
     /// solve`) leaves them out, so driven coordinates stay free; kinematic runs use them.
     pub include_motions: bool,
+    /// Pieces with more tangent columns than this are solved with the sparse
+    /// normal-equation step instead of the dense SVD (which also reveals the rank).
+    pub dense_columns: usize,
 }
 
 impl Default for SolveOptions {
@@ -46,9 +49,12 @@ impl Default for SolveOptions {
             tolerance: TOLERANCE,
             max_iterations: 100,
             include_motions: false,
+            dense_columns: DENSE_COLUMNS,
         }
     }
 }
+
+pub use linalg::DENSE_COLUMNS;
 
 /// Default residual tolerance.
 pub const TOLERANCE: f64 = 1e-10;

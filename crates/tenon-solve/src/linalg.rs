@@ -24,11 +24,12 @@ use tenon_system::TangentJacobian;
 
 use crate::{SolveError, RANK_TOLERANCE};
 
-/// Pieces with more tangent columns than this are solved sparse.
-pub(crate) const DENSE_COLUMNS: usize = 180;
+/// Pieces with more tangent columns than this are solved sparse by default (see
+/// [`SolveOptions::dense_columns`](crate::SolveOptions::dense_columns)).
+pub const DENSE_COLUMNS: usize = 180;
 
 /// Smallest relative regularisation of the sparse normal equations.
-pub(crate) const REGULARIZATION: f64 = 1e-12;
+pub(crate) const REGULARIZATION: f64 = 1e-10;
 
 /// Euclidean norm.
 pub(crate) fn norm(x: &[f64]) -> f64 {
@@ -50,8 +51,8 @@ pub(crate) enum StepMatrix {
 }
 
 impl StepMatrix {
-    pub(crate) fn new(rows: usize, cols: usize) -> StepMatrix {
-        if cols <= DENSE_COLUMNS {
+    pub(crate) fn new(rows: usize, cols: usize, dense_columns: usize) -> StepMatrix {
+        if cols <= dense_columns {
             StepMatrix::Dense(DMatrix::zeros(rows, cols))
         } else {
             StepMatrix::Sparse(Box::new(SparseNormal::new(rows, cols)))
@@ -82,7 +83,12 @@ impl StepMatrix {
             StepMatrix::Dense(m) => {
                 let svd = m.clone().svd(true, true);
                 let smax = svd.singular_values.iter().fold(0.0f64, |a, &s| a.max(s));
-                Factored::Dense { svd, smax }
+                let column_norm = m.column_iter().map(|c| c.norm()).fold(0.0f64, f64::max);
+                Factored::Dense {
+                    svd,
+                    smax,
+                    column_norm,
+                }
             }
             StepMatrix::Sparse(s) => Factored::Sparse(s),
         })
@@ -94,6 +100,7 @@ pub(crate) enum Factored<'a> {
     Dense {
         svd: nalgebra::SVD<f64, nalgebra::Dyn, nalgebra::Dyn>,
         smax: f64,
+        column_norm: f64,
     },
     Sparse(&'a SparseNormal),
 }
@@ -102,7 +109,7 @@ impl Factored<'_> {
     /// Numerical rank, where this factorization reveals it.
     pub(crate) fn rank(&self) -> Option<usize> {
         match self {
-            Factored::Dense { svd, smax } => Some(
+            Factored::Dense { svd, smax, .. } => Some(
                 svd.singular_values
                     .iter()
                     .filter(|&&s| s > RANK_TOLERANCE * smax.max(1e-300))
@@ -112,11 +119,11 @@ impl Factored<'_> {
         }
     }
 
-    /// The largest singular value (dense) or an estimate of it (sparse: the largest
-    /// column norm).
+    /// The largest column norm (a scale for damping, the same whichever way the step
+    /// is computed, within a factor `sqrt(columns)` of the largest singular value).
     pub(crate) fn scale(&self) -> f64 {
         match self {
-            Factored::Dense { smax, .. } => *smax,
+            Factored::Dense { column_norm, .. } => *column_norm,
             Factored::Sparse(s) => s.scale(),
         }
     }
@@ -125,11 +132,13 @@ impl Factored<'_> {
     /// minimum-norm solution when `lambda = 0`).
     pub(crate) fn min_norm_step(&self, r: &[f64], lambda: f64) -> Result<Vec<f64>, SolveError> {
         match self {
-            Factored::Dense { svd, smax } => {
+            Factored::Dense { svd, smax, .. } => {
                 let (Some(u), Some(vt)) = (&svd.u, &svd.v_t) else {
                     return Ok(Vec::new());
                 };
                 let r = DVector::from_column_slice(r);
+                // The same floor as the sparse step, so both take the same step.
+                let lambda = lambda.max(REGULARIZATION * self.scale().powi(2));
                 let mut dy = DVector::zeros(vt.ncols());
                 for (k, &s) in svd.singular_values.iter().enumerate() {
                     if s <= RANK_TOLERANCE * smax.max(1e-300) {
@@ -319,6 +328,7 @@ impl SparseNormal {
         };
         let base = self.normal();
         let max_diag = self.diag_slot.iter().fold(0.0f64, |m, &s| m.max(base[s]));
+        // max_diag is the largest squared column norm: scale()^2.
         let mut mu = lambda.max(REGULARIZATION * max_diag.max(1e-300));
         // A^T r.
         let mut rhs = Mat::<f64>::zeros(self.cols, 1);

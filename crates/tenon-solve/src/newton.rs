@@ -190,7 +190,7 @@ fn solve_piece(
     let mut lambda = 0.0;
     let mut trial = local.to_vec();
     let mut delta = vec![0.0; n];
-    let mut matrix = StepMatrix::new(rows.len(), piece.cols.len());
+    let mut matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
     loop {
         cluster.evaluate(scratch, local, params, out)?;
         let r: Vec<f64> = rows.iter().map(|&k| out.residuals()[k]).collect();
@@ -241,7 +241,9 @@ fn solve_piece(
             }
             alpha *= 0.5;
         }
-        if accepted && alpha >= 0.25 {
+        if accepted && alpha >= 1.0 {
+            lambda *= 0.1;
+        } else if accepted && alpha >= 0.25 {
             lambda *= 0.25;
         } else if accepted {
             // Only a short step helped: the Gauss-Newton direction is unreliable here

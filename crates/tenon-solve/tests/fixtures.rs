@@ -85,9 +85,11 @@ proptest! {
     }
 }
 
-/// A revolute whose axes start on the + side (80 degrees apart) while a fixed joint
-/// demands the part turned 180 degrees about x: the revolute must end on its mirror
-/// branch, and the report says so.
+/// A revolute whose axes start on the + side (80 degrees apart) and a fixed joint to a
+/// marker turned 180 degrees about x: one of them must end on its mirror branch (turning
+/// the lid on to 180 degrees reverses the hinge; turning it back to 0 leaves the weld's
+/// frames a half turn apart about x, which its axis equations allow), and the report
+/// names that one.
 #[test]
 fn a_forced_flip_is_reported() {
     let text = r#"{ "format": "tenon-assembly", "version": 1,
@@ -112,7 +114,10 @@ fn a_forced_flip_is_reported() {
         .iter()
         .map(|k| a.joint(*k).unwrap().id.as_str())
         .collect();
-    assert_eq!(names, vec!["hinge"]);
+    assert!(
+        names == vec!["hinge"] || names == vec!["weld"],
+        "flipped: {names:?}"
+    );
     // Solving again from there flips nothing.
     let again = solve(&problem, &mut state, &mut params, SolveOptions::default()).unwrap();
     assert!(again.flipped.is_empty());

@@ -103,6 +103,10 @@ impl TangentJacobian {
     }
 }
 
+/// A branch indicator below this at the start of a solve means the file put the joint on
+/// its mirror branch on purpose (`cos 120 degrees`).
+const MIRRORED_AT_START: f64 = -0.5;
+
 impl System {
     /// Compiles all equations (once; evaluate many times), cluster by cluster.
     pub fn compile(&mut self) -> Result<Compiled, SystemError> {
@@ -239,9 +243,10 @@ impl System {
         }
     }
 
-    /// Joints that flipped between `before` and `after`: an aligned axis or a locked
-    /// twist that went from its intended side (`z_i . z_j > 0`, `x_i . x_j > 0`) to the
-    /// mirror one, which the joint's equations also allow. Each joint is listed once.
+    /// Joints that ended on their mirror branch at `after`: an aligned axis or a locked
+    /// twist on the reversed side (`z_i . z_j < 0`, `x_i . x_j < 0`), which the joint's
+    /// equations also allow, unless it was already clearly reversed at `before` (within
+    /// 60 degrees of reversed: a file that means it). Each joint is listed once.
     pub fn flipped(
         &self,
         compiled: &Compiled,
@@ -260,10 +265,9 @@ impl System {
         })?;
         let mut flipped = Vec::new();
         for ((&(joint, _), &x), &y) in self.branches.iter().zip(&a).zip(&b) {
-            // A flip leaves the intended branch (positive) for the mirror one; coming
-            // back from the mirror side is a correction, and near zero the branch is
-            // undecided.
-            if x > 1e-6 && y < -1e-6 && !flipped.contains(&joint) {
+            // Ending on the mirror side is reported unless the start was already there
+            // by a clear margin; near zero the branch is undecided.
+            if x > MIRRORED_AT_START && y < -1e-6 && !flipped.contains(&joint) {
                 flipped.push(joint);
             }
         }

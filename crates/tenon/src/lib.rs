@@ -141,6 +141,16 @@ impl Mechanism {
         }
     }
 
+    /// The options every solve and drag uses.
+    pub fn options(&self) -> SolveOptions {
+        self.options
+    }
+
+    /// Changes the options (tolerance, iteration limit, dense/sparse threshold).
+    pub fn set_options(&mut self, options: SolveOptions) {
+        self.options = options;
+    }
+
     /// Assembles from the current state; the parts move as little as possible.
     pub fn solve(&mut self) -> Result<&SolveReport, Error> {
         let mut state = self.state.clone();

@@ -1,0 +1,362 @@
+//! Assemblies generated from a known solved pose and then perturbed deterministically
+//! (so every run starts from the same place), for tests and benchmarks of any size.
+//!
+//! - [`chain`]: an open serial chain of `n` links, revolute to revolute;
+//! - [`rssr`]: `m` independent spatial RSSR four-bars (crank and rocker on revolutes with
+//!   skew axes, coupler on two balls: 2 degrees of freedom each, one the coupler's idle
+//!   spin);
+//! - [`four_bars`]: `m` independent planar four-bars of four revolutes (two redundant
+//!   equations per loop), optionally with every crank driven by one parameter;
+//! - [`ladder`]: a closed-loop ladder of `cells` planar four-bar cells (parallelograms)
+//!   joined by revolutes, the first upright grounded: 3 parts, 4 revolutes and 2
+//!   redundant equations per cell, one cluster in all.
+#![allow(dead_code)]
+
+use std::fmt::Write;
+
+/// A small deterministic wobble in [-1, 1].
+pub fn wobble(k: usize, salt: f64) -> f64 {
+    ((k as f64 + 1.0) * 12.9898 + salt * 78.233).sin()
+}
+
+type M3 = [[f64; 3]; 3];
+
+fn mul(a: &M3, b: &M3) -> M3 {
+    let mut m = [[0.0; 3]; 3];
+    for (i, row) in m.iter_mut().enumerate() {
+        for (j, x) in row.iter_mut().enumerate() {
+            *x = (0..3).map(|k| a[i][k] * b[k][j]).sum();
+        }
+    }
+    m
+}
+
+fn rot_z(deg: f64) -> M3 {
+    let (s, c) = deg.to_radians().sin_cos();
+    [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
+}
+
+fn rot_x(deg: f64) -> M3 {
+    let (s, c) = deg.to_radians().sin_cos();
+    [[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]]
+}
+
+fn matrix_json(m: &M3) -> String {
+    format!(
+        "[[{}, {}, {}], [{}, {}, {}], [{}, {}, {}]]",
+        m[0][0], m[0][1], m[0][2], m[1][0], m[1][1], m[1][2], m[2][0], m[2][1], m[2][2]
+    )
+}
+
+/// A free part at `position` with rotation `rotation`, both perturbed by `key` (up to
+/// `shift` in each coordinate and `turn` degrees about z and x), and its markers.
+fn part(
+    id: &str,
+    position: [f64; 3],
+    rotation: &M3,
+    key: usize,
+    shift: f64,
+    turn: f64,
+    markers: &str,
+) -> String {
+    let w = |salt: f64| wobble(key, salt);
+    let r = mul(&mul(&rot_z(turn * w(3.0)), &rot_x(turn * w(4.0))), rotation);
+    format!(
+        r#"{{ "id": "{id}", "placement": {{ "position": [{}, {}, {}], "rotation": {{ "matrix": {} }} }}, "markers": {{ {markers} }} }}"#,
+        position[0] + shift * w(1.0),
+        position[1] + shift * w(2.0),
+        position[2] + shift * w(5.0),
+        matrix_json(&r)
+    )
+}
+
+fn header(parameters: &str) -> String {
+    format!(
+        r#"{{ "format": "tenon-assembly", "version": 1, "parameters": {{ {parameters} }}, "parts": ["#
+    )
+}
+
+fn revolute(id: &str, i: (&str, &str), j: (&str, &str), extra: &str) -> String {
+    format!(
+        r#"{{ "id": "{id}", "type": "revolute", "i": {{ "part": "{}", "marker": "{}" }}, "j": {{ "part": "{}", "marker": "{}" }}{extra} }}"#,
+        i.0, i.1, j.0, j.1
+    )
+}
+
+fn finish(mut s: String, joints: &[String]) -> String {
+    s.push_str(r#"], "joints": ["#);
+    s.push_str(&joints.join(",\n"));
+    s.push_str("] }");
+    s
+}
+
+/// An open chain of `n` links of length 10 along x, revolutes about z.
+pub fn chain(n: usize) -> String {
+    let mut s = header("");
+    s.push_str(r#"{ "id": "ground", "grounded": true, "markers": { "m": {} } }"#);
+    let mut joints = Vec::new();
+    for k in 0..n {
+        let angle = 5.0 * wobble(k, 6.0);
+        s.push_str(",\n");
+        s.push_str(&part(
+            &format!("link{k}"),
+            [10.0 * k as f64, 0.0, 0.0],
+            &rot_z(angle),
+            k,
+            1.0,
+            3.0,
+            r#""a": {}, "b": { "position": [10, 0, 0] }"#,
+        ));
+        let j = if k == 0 {
+            ("ground".to_string(), "m")
+        } else {
+            (format!("link{}", k - 1), "b")
+        };
+        joints.push(revolute(
+            &format!("r{k}"),
+            (&format!("link{k}"), "a"),
+            (&j.0, j.1),
+            "",
+        ));
+    }
+    finish(s, &joints)
+}
+
+/// `m` RSSR four-bars: crank (length 30) about z at `A = (0, y, 0)`, rocker (length 80)
+/// about x at `D = (100, y, 20)`, coupler on balls.
+pub fn rssr(m: usize) -> String {
+    let crank = 60.0f64.to_radians();
+    let rocker = 70.0f64.to_radians();
+    let b = [30.0 * crank.cos(), 30.0 * crank.sin(), 0.0];
+    let c = [100.0, 80.0 * rocker.cos(), 20.0 + 80.0 * rocker.sin()];
+    let bc = [c[0] - b[0], c[1] - b[1], c[2] - b[2]];
+    let len = (bc[0] * bc[0] + bc[1] * bc[1] + bc[2] * bc[2]).sqrt();
+    // Coupler frame: x along B->C, z completing any orthonormal frame.
+    let x = bc.map(|v| v / len);
+    let t = if x[2].abs() < 0.9 {
+        [0.0, 0.0, 1.0]
+    } else {
+        [1.0, 0.0, 0.0]
+    };
+    let mut z = [
+        x[1] * t[2] - x[2] * t[1],
+        x[2] * t[0] - x[0] * t[2],
+        x[0] * t[1] - x[1] * t[0],
+    ];
+    let zn = (z[0] * z[0] + z[1] * z[1] + z[2] * z[2]).sqrt();
+    z = z.map(|v| v / zn);
+    let y = [
+        z[1] * x[2] - z[2] * x[1],
+        z[2] * x[0] - z[0] * x[2],
+        z[0] * x[1] - z[1] * x[0],
+    ];
+    let coupler = [[x[0], y[0], z[0]], [x[1], y[1], z[1]], [x[2], y[2], z[2]]];
+    // Rocker frame: x along the rocker, z along world x (its pivot axis).
+    let (sr, cr) = rocker.sin_cos();
+    let rocker_frame = [[0.0, 0.0, 1.0], [cr, -sr, 0.0], [sr, cr, 0.0]];
+    // The ground marker at D turns local z onto world x.
+    let pivot_x = "[[0, 0, 1], [0, 1, 0], [-1, 0, 0]]";
+    let mut s = header("");
+    s.push_str(r#"{ "id": "ground", "grounded": true, "markers": {"#);
+    for i in 0..m {
+        let yy = 200.0 * i as f64;
+        if i > 0 {
+            s.push(',');
+        }
+        write!(
+            s,
+            r#""A{i}": {{ "position": [0, {yy}, 0] }}, "D{i}": {{ "position": [100, {yy}, 20], "rotation": {{ "matrix": {pivot_x} }} }}"#
+        )
+        .ok();
+    }
+    s.push_str("} }");
+    let mut joints = Vec::new();
+    for i in 0..m {
+        let yy = 200.0 * i as f64;
+        let key = 3 * i;
+        s.push_str(",\n");
+        s.push_str(&part(
+            &format!("crank{i}"),
+            [0.0, yy, 0.0],
+            &rot_z(60.0),
+            key,
+            2.0,
+            4.0,
+            r#""p": {}, "q": { "position": [30, 0, 0] }"#,
+        ));
+        s.push_str(",\n");
+        s.push_str(&part(
+            &format!("coupler{i}"),
+            [b[0], b[1] + yy, b[2]],
+            &coupler,
+            key + 1,
+            2.0,
+            4.0,
+            &format!(r#""p": {{}}, "q": {{ "position": [{len}, 0, 0] }}"#),
+        ));
+        s.push_str(",\n");
+        s.push_str(&part(
+            &format!("rocker{i}"),
+            [100.0, yy, 20.0],
+            &rocker_frame,
+            key + 2,
+            2.0,
+            4.0,
+            r#""p": {}, "q": { "position": [80, 0, 0] }"#,
+        ));
+        joints.push(revolute(
+            &format!("ground_crank{i}"),
+            (&format!("crank{i}"), "p"),
+            ("ground", &format!("A{i}")),
+            "",
+        ));
+        joints.push(format!(
+            r#"{{ "id": "crank_coupler{i}", "type": "ball", "i": {{ "part": "coupler{i}", "marker": "p" }}, "j": {{ "part": "crank{i}", "marker": "q" }} }}"#
+        ));
+        joints.push(format!(
+            r#"{{ "id": "coupler_rocker{i}", "type": "ball", "i": {{ "part": "rocker{i}", "marker": "q" }}, "j": {{ "part": "coupler{i}", "marker": "q" }} }}"#
+        ));
+        joints.push(revolute(
+            &format!("rocker_ground{i}"),
+            (&format!("rocker{i}"), "p"),
+            ("ground", &format!("D{i}")),
+            "",
+        ));
+    }
+    finish(s, &joints)
+}
+
+/// `m` planar four-bars (crank 30, rocker 80, ground 100); with `driven`, every
+/// crank's revolute follows the parameter `crank` (degrees, 60 in the file).
+pub fn four_bars(m: usize, driven: bool) -> String {
+    let crank = 60.0f64;
+    let rocker = 100.0f64;
+    let b = [
+        30.0 * crank.to_radians().cos(),
+        30.0 * crank.to_radians().sin(),
+    ];
+    let c = [
+        100.0 + 80.0 * rocker.to_radians().cos(),
+        80.0 * rocker.to_radians().sin(),
+    ];
+    let len = ((c[0] - b[0]).powi(2) + (c[1] - b[1]).powi(2)).sqrt();
+    let coupler_angle = (c[1] - b[1]).atan2(c[0] - b[0]).to_degrees();
+    let mut s = header(if driven { r#""crank": 60"# } else { "" });
+    s.push_str(r#"{ "id": "ground", "grounded": true, "markers": {"#);
+    for i in 0..m {
+        let y = 150.0 * i as f64;
+        if i > 0 {
+            s.push(',');
+        }
+        write!(
+            s,
+            r#""A{i}": {{ "position": [0, {y}, 0] }}, "D{i}": {{ "position": [100, {y}, 0] }}"#
+        )
+        .ok();
+    }
+    s.push_str("} }");
+    let mut joints = Vec::new();
+    for i in 0..m {
+        let y = 150.0 * i as f64;
+        let links = [
+            ("crank", [0.0, y], crank, 30.0),
+            ("coupler", [b[0], b[1] + y], coupler_angle, len),
+            ("rocker", [100.0, y], rocker, 80.0),
+        ];
+        for (k, (name, at, angle, l)) in links.iter().enumerate() {
+            s.push_str(",\n");
+            s.push_str(&part(
+                &format!("{name}{i}"),
+                [at[0], at[1], 0.0],
+                &rot_z(*angle),
+                3 * i + k,
+                2.0,
+                5.0,
+                &format!(r#""p": {{}}, "q": {{ "position": [{l}, 0, 0] }}"#),
+            ));
+        }
+        let drive = if driven { r#", "angle": "crank""# } else { "" };
+        joints.push(revolute(
+            &format!("ground_crank{i}"),
+            (&format!("crank{i}"), "p"),
+            ("ground", &format!("A{i}")),
+            drive,
+        ));
+        joints.push(revolute(
+            &format!("crank_coupler{i}"),
+            (&format!("coupler{i}"), "p"),
+            (&format!("crank{i}"), "q"),
+            "",
+        ));
+        joints.push(revolute(
+            &format!("coupler_rocker{i}"),
+            (&format!("rocker{i}"), "q"),
+            (&format!("coupler{i}"), "q"),
+            "",
+        ));
+        joints.push(revolute(
+            &format!("rocker_ground{i}"),
+            (&format!("rocker{i}"), "p"),
+            ("ground", &format!("D{i}")),
+            "",
+        ));
+    }
+    finish(s, &joints)
+}
+
+/// A ladder of `cells` parallelogram cells (width 40, height 30) in the xy plane:
+/// uprights `u0` (grounded) ... `u{cells}`, and per cell a bottom bar `b{k}` and a top
+/// bar `t{k}` joining `u{k-1}` to `u{k}` by four revolutes about z.
+pub fn ladder(cells: usize) -> String {
+    let (w, h) = (40.0, 30.0);
+    let upright = r#""a": {}, "b": { "position": [30, 0, 0] }"#;
+    let bar = r#""p": {}, "q": { "position": [40, 0, 0] }"#;
+    let mut s = header("");
+    write!(
+        s,
+        r#"{{ "id": "u0", "grounded": true, "placement": {{ "rotation": {{ "axis": [0, 0, 1], "angle": 90 }} }}, "markers": {{ {upright} }} }}"#
+    )
+    .ok();
+    let mut joints = Vec::new();
+    for k in 1..=cells {
+        let x0 = w * (k - 1) as f64;
+        let key = 3 * k;
+        s.push_str(",\n");
+        s.push_str(&part(
+            &format!("b{k}"),
+            [x0, 0.0, 0.0],
+            &rot_z(0.0),
+            key,
+            0.5,
+            2.0,
+            bar,
+        ));
+        s.push_str(",\n");
+        s.push_str(&part(
+            &format!("t{k}"),
+            [x0, h, 0.0],
+            &rot_z(0.0),
+            key + 1,
+            0.5,
+            2.0,
+            bar,
+        ));
+        s.push_str(",\n");
+        s.push_str(&part(
+            &format!("u{k}"),
+            [x0 + w, 0.0, 0.0],
+            &rot_z(90.0),
+            key + 2,
+            0.5,
+            2.0,
+            upright,
+        ));
+        let (prev, this) = (format!("u{}", k - 1), format!("u{k}"));
+        let (bk, tk) = (format!("b{k}"), format!("t{k}"));
+        joints.push(revolute(&format!("bp{k}"), (&bk, "p"), (&prev, "a"), ""));
+        joints.push(revolute(&format!("bq{k}"), (&bk, "q"), (&this, "a"), ""));
+        joints.push(revolute(&format!("tp{k}"), (&tk, "p"), (&prev, "b"), ""));
+        joints.push(revolute(&format!("tq{k}"), (&tk, "q"), (&this, "b"), ""));
+    }
+    finish(s, &joints)
+}

@@ -1,0 +1,123 @@
+//! Generated assemblies (see `common/generate.rs`) of sizes that reach the sparse step:
+//! they solve from a perturbed start, the degrees of freedom are counted where the dense
+//! step reveals them, and the sparse step lands where the dense one does.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "common/generate.rs"]
+mod generate;
+
+use tenon::{Mechanism, SolveOptions};
+
+fn solved(text: &str, options: SolveOptions) -> Mechanism {
+    let mut m = Mechanism::from_json(text, None).unwrap();
+    m.set_options(options);
+    let report = m.solve().unwrap();
+    assert!(
+        report.converged,
+        "not converged: residual {}",
+        report.max_residual
+    );
+    assert!(report.max_residual <= 1e-10);
+    assert!(report.flipped.is_empty());
+    m
+}
+
+fn dofs(m: &Mechanism) -> Vec<Option<usize>> {
+    m.report().unwrap().clusters.iter().map(|c| c.dof).collect()
+}
+
+fn dense() -> SolveOptions {
+    SolveOptions {
+        dense_columns: usize::MAX,
+        ..SolveOptions::default()
+    }
+}
+
+fn sparse() -> SolveOptions {
+    SolveOptions {
+        dense_columns: 0,
+        ..SolveOptions::default()
+    }
+}
+
+#[test]
+fn small_generated_assemblies_have_their_degrees_of_freedom() {
+    // Ladder: one cluster, one sway per cell.
+    let m = solved(&generate::ladder(4), dense());
+    assert_eq!(dofs(&m), vec![Some(4)]);
+    // RSSR: two per four-bar (one the coupler's idle spin), one cluster each.
+    let m = solved(&generate::rssr(3), dense());
+    assert_eq!(dofs(&m), vec![Some(2); 3]);
+    // Planar four-bars of revolutes: one each.
+    let m = solved(&generate::four_bars(3, false), dense());
+    assert_eq!(dofs(&m), vec![Some(1); 3]);
+    // Chain: one per link.
+    let m = solved(&generate::chain(5), dense());
+    assert_eq!(dofs(&m), vec![Some(5)]);
+}
+
+fn max_distance(a: &Mechanism, b: &Mechanism, parts: &[String]) -> f64 {
+    parts
+        .iter()
+        .map(|p| {
+            let (x, y) = (a.placement(p).unwrap(), b.placement(p).unwrap());
+            let d = (0..3)
+                .map(|k| (x.position[k] - y.position[k]).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            // Quaternion distance, sign-insensitive, scaled by the part size (40).
+            let dot: f64 = (0..4).map(|k| x.quaternion[k] * y.quaternion[k]).sum();
+            d.max(40.0 * (1.0 - dot.abs()).max(0.0).sqrt())
+        })
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn the_sparse_step_lands_where_the_dense_one_does() {
+    for (text, parts) in [
+        (
+            generate::chain(8),
+            (0..8).map(|k| format!("link{k}")).collect(),
+        ),
+        (
+            generate::ladder(6),
+            (1..=6)
+                .flat_map(|k| [format!("b{k}"), format!("t{k}"), format!("u{k}")])
+                .collect::<Vec<_>>(),
+        ),
+    ] {
+        let a = solved(&text, dense());
+        let b = solved(&text, sparse());
+        assert_eq!(b.report().unwrap().clusters[0].dof, None);
+        let d = max_distance(&a, &b, &parts);
+        assert!(d < 1e-6, "dense and sparse solutions differ by {d}");
+    }
+}
+
+#[test]
+fn large_generated_assemblies_solve_with_the_sparse_step() {
+    // 150 and 60 parts: above the dense threshold by default.
+    let m = solved(&generate::ladder(50), SolveOptions::default());
+    assert_eq!(m.report().unwrap().clusters.len(), 1);
+    assert_eq!(m.report().unwrap().clusters[0].dof, None);
+    let m = solved(&generate::chain(60), SolveOptions::default());
+    assert_eq!(m.report().unwrap().clusters[0].parts.len(), 60);
+}
+
+#[test]
+fn many_clusters_solve_alike_on_any_thread_count() {
+    let text = generate::rssr(40);
+    let a = solved(&text, SolveOptions::default());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let b = pool.install(|| solved(&text, SolveOptions::default()));
+    for i in 0..40 {
+        for p in ["crank", "coupler", "rocker"] {
+            let id = format!("{p}{i}");
+            assert_eq!(a.placement(&id), b.placement(&id), "{id}");
+        }
+    }
+    assert_eq!(a.report(), b.report());
+}
