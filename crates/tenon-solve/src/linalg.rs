@@ -26,7 +26,11 @@ use crate::{SolveError, RANK_TOLERANCE};
 
 /// Pieces with more tangent columns than this are solved sparse by default (see
 /// [`SolveOptions::dense_columns`](crate::SolveOptions::dense_columns)).
-pub const DENSE_COLUMNS: usize = 180;
+pub const DENSE_COLUMNS: usize = 48;
+
+/// Pieces solved sparse but with at most this many columns still get their rank, from
+/// one dense singular value decomposition at the end.
+pub(crate) const RANK_COLUMNS: usize = 150;
 
 /// Smallest relative regularisation of the sparse normal equations.
 pub(crate) const REGULARIZATION: f64 = 1e-10;
@@ -106,7 +110,8 @@ pub(crate) enum Factored<'a> {
 }
 
 impl Factored<'_> {
-    /// Numerical rank, where this factorization reveals it.
+    /// Numerical rank, where this factorization reveals it or the piece is small
+    /// enough for a dense singular value decomposition.
     pub(crate) fn rank(&self) -> Option<usize> {
         match self {
             Factored::Dense { svd, smax, .. } => Some(
@@ -115,6 +120,7 @@ impl Factored<'_> {
                     .filter(|&&s| s > RANK_TOLERANCE * smax.max(1e-300))
                     .count(),
             ),
+            Factored::Sparse(s) if s.cols <= RANK_COLUMNS => Some(s.dense_rank()),
             Factored::Sparse(_) => None,
         }
     }
@@ -130,7 +136,16 @@ impl Factored<'_> {
 
     /// `dy = (A^T A + lambda I)^-1 A^T r` restricted to the row space of `A` (the
     /// minimum-norm solution when `lambda = 0`).
-    pub(crate) fn min_norm_step(&self, r: &[f64], lambda: f64) -> Result<Vec<f64>, SolveError> {
+    /// `progress` in `(0, 1]` scales the regularisation floor down as the residual falls
+    /// (rounding drift along free directions is proportional to the step, so a small
+    /// step can take a small floor, and the last steps converge fast).
+    pub(crate) fn min_norm_step(
+        &self,
+        r: &[f64],
+        lambda: f64,
+        progress: f64,
+    ) -> Result<Vec<f64>, SolveError> {
+        let floor = REGULARIZATION * progress.clamp(1e-6, 1.0) * self.scale().powi(2);
         match self {
             Factored::Dense { svd, smax, .. } => {
                 let (Some(u), Some(vt)) = (&svd.u, &svd.v_t) else {
@@ -138,7 +153,7 @@ impl Factored<'_> {
                 };
                 let r = DVector::from_column_slice(r);
                 // The same floor as the sparse step, so both take the same step.
-                let lambda = lambda.max(REGULARIZATION * self.scale().powi(2));
+                let lambda = lambda.max(floor);
                 let mut dy = DVector::zeros(vt.ncols());
                 for (k, &s) in svd.singular_values.iter().enumerate() {
                     if s <= RANK_TOLERANCE * smax.max(1e-300) {
@@ -149,7 +164,7 @@ impl Factored<'_> {
                 }
                 Ok(dy.iter().copied().collect())
             }
-            Factored::Sparse(s) => s.solve(r, lambda),
+            Factored::Sparse(s) => s.solve(r, lambda.max(floor)),
         }
     }
 }
@@ -312,6 +327,21 @@ impl SparseNormal {
         n
     }
 
+    /// Rank by the singular values of `A` made dense.
+    fn dense_rank(&self) -> usize {
+        let mut m = DMatrix::<f64>::zeros(self.rows, self.cols);
+        for r in 0..self.rows {
+            for k in self.a_row_start[r]..self.a_row_start[r + 1] {
+                m[(r, self.a_cols[k])] = self.a_values[k];
+            }
+        }
+        let sv = m.singular_values();
+        let smax = sv.iter().fold(0.0f64, |a, &s| a.max(s));
+        sv.iter()
+            .filter(|&&s| s > RANK_TOLERANCE * smax.max(1e-300))
+            .count()
+    }
+
     fn scale(&self) -> f64 {
         let mut col_sq = vec![0.0f64; self.cols];
         for (k, &j) in self.a_cols.iter().enumerate() {
@@ -328,8 +358,7 @@ impl SparseNormal {
         };
         let base = self.normal();
         let max_diag = self.diag_slot.iter().fold(0.0f64, |m, &s| m.max(base[s]));
-        // max_diag is the largest squared column norm: scale()^2.
-        let mut mu = lambda.max(REGULARIZATION * max_diag.max(1e-300));
+        let mut mu = lambda.max(1e-300 * max_diag.max(1.0));
         // A^T r.
         let mut rhs = Mat::<f64>::zeros(self.cols, 1);
         for row in 0..self.rows {

@@ -188,6 +188,7 @@ fn solve_piece(
     let piece_weight: Vec<f64> = piece.cols.iter().map(|&c| weight[c]).collect();
     let mut iterations = 0;
     let mut lambda = 0.0;
+    let mut first_residual: Option<f64> = None;
     let mut trial = local.to_vec();
     let mut delta = vec![0.0; n];
     let mut matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
@@ -215,7 +216,8 @@ fn solve_piece(
         }
         iterations += 1;
         let smax = factored.scale();
-        let dy = factored.min_norm_step(&r, lambda)?;
+        let first = *first_residual.get_or_insert(residual);
+        let dy = factored.min_norm_step(&r, lambda, residual / first.max(1e-300))?;
         let norm0 = linalg::norm(&r);
         let mut alpha = 1.0;
         let mut accepted = false;

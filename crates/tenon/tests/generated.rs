@@ -88,7 +88,9 @@ fn the_sparse_step_lands_where_the_dense_one_does() {
     ] {
         let a = solved(&text, dense());
         let b = solved(&text, sparse());
-        assert_eq!(b.report().unwrap().clusters[0].dof, None);
+        // Small enough for the rank to be found either way.
+        assert_eq!(dofs(&a), dofs(&b));
+        assert!(dofs(&a)[0].is_some());
         let d = max_distance(&a, &b, &parts);
         assert!(d < 1e-6, "dense and sparse solutions differ by {d}");
     }

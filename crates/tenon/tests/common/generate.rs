@@ -70,6 +70,17 @@ fn part(
     )
 }
 
+/// Where copy `i` of a mechanism goes: a 10 by 10 grid with `pitch` between rows and
+/// twice that between columns, copy 100 on the first again (independent mechanisms may
+/// overlap). Coordinates stay within a few thousand units: an absolute residual of
+/// 1e-10 is near the limit of double precision at 1e4 units and beyond.
+fn grid(i: usize, pitch: f64) -> (f64, f64) {
+    (
+        2.0 * pitch * (i % 10) as f64,
+        pitch * ((i / 10) % 10) as f64,
+    )
+}
+
 fn header(parameters: &str) -> String {
     format!(
         r#"{{ "format": "tenon-assembly", "version": 1, "parameters": {{ {parameters} }}, "parts": ["#
@@ -159,25 +170,26 @@ pub fn rssr(m: usize) -> String {
     let mut s = header("");
     s.push_str(r#"{ "id": "ground", "grounded": true, "markers": {"#);
     for i in 0..m {
-        let yy = 200.0 * i as f64;
+        let (xx, yy) = grid(i, 200.0);
         if i > 0 {
             s.push(',');
         }
         write!(
             s,
-            r#""A{i}": {{ "position": [0, {yy}, 0] }}, "D{i}": {{ "position": [100, {yy}, 20], "rotation": {{ "matrix": {pivot_x} }} }}"#
+            r#""A{i}": {{ "position": [{xx}, {yy}, 0] }}, "D{i}": {{ "position": [{}, {yy}, 20], "rotation": {{ "matrix": {pivot_x} }} }}"#,
+            xx + 100.0
         )
         .ok();
     }
     s.push_str("} }");
     let mut joints = Vec::new();
     for i in 0..m {
-        let yy = 200.0 * i as f64;
+        let (xx, yy) = grid(i, 200.0);
         let key = 3 * i;
         s.push_str(",\n");
         s.push_str(&part(
             &format!("crank{i}"),
-            [0.0, yy, 0.0],
+            [xx, yy, 0.0],
             &rot_z(60.0),
             key,
             2.0,
@@ -187,7 +199,7 @@ pub fn rssr(m: usize) -> String {
         s.push_str(",\n");
         s.push_str(&part(
             &format!("coupler{i}"),
-            [b[0], b[1] + yy, b[2]],
+            [b[0] + xx, b[1] + yy, b[2]],
             &coupler,
             key + 1,
             2.0,
@@ -197,7 +209,7 @@ pub fn rssr(m: usize) -> String {
         s.push_str(",\n");
         s.push_str(&part(
             &format!("rocker{i}"),
-            [100.0, yy, 20.0],
+            [100.0 + xx, yy, 20.0],
             &rocker_frame,
             key + 2,
             2.0,
@@ -244,24 +256,25 @@ pub fn four_bars(m: usize, driven: bool) -> String {
     let mut s = header(if driven { r#""crank": 60"# } else { "" });
     s.push_str(r#"{ "id": "ground", "grounded": true, "markers": {"#);
     for i in 0..m {
-        let y = 150.0 * i as f64;
+        let (x, y) = grid(i, 150.0);
         if i > 0 {
             s.push(',');
         }
         write!(
             s,
-            r#""A{i}": {{ "position": [0, {y}, 0] }}, "D{i}": {{ "position": [100, {y}, 0] }}"#
+            r#""A{i}": {{ "position": [{x}, {y}, 0] }}, "D{i}": {{ "position": [{}, {y}, 0] }}"#,
+            x + 100.0
         )
         .ok();
     }
     s.push_str("} }");
     let mut joints = Vec::new();
     for i in 0..m {
-        let y = 150.0 * i as f64;
+        let (x, y) = grid(i, 150.0);
         let links = [
-            ("crank", [0.0, y], crank, 30.0),
-            ("coupler", [b[0], b[1] + y], coupler_angle, len),
-            ("rocker", [100.0, y], rocker, 80.0),
+            ("crank", [x, y], crank, 30.0),
+            ("coupler", [b[0] + x, b[1] + y], coupler_angle, len),
+            ("rocker", [100.0 + x, y], rocker, 80.0),
         ];
         for (k, (name, at, angle, l)) in links.iter().enumerate() {
             s.push_str(",\n");

@@ -1,0 +1,54 @@
+//! Times load, build and solve of the generated assemblies at a given size (a quick look;
+//! the numbers that count come from `cargo bench -p tenon --bench solve`).
+//!
+//! `cargo run --release -p tenon --example scale -- ladder 1000`
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+#[path = "../tests/common/generate.rs"]
+mod generate;
+
+use std::time::Instant;
+use tenon::Mechanism;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let kind = args.get(1).map_or("ladder", |s| s.as_str());
+    let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
+    let text = match kind {
+        "chain" => generate::chain(n),
+        "rssr" => generate::rssr(n),
+        "four_bars" => generate::four_bars(n, false),
+        _ => generate::ladder(n),
+    };
+    if let Some(path) = args.get(3) {
+        std::fs::write(path, &text).unwrap();
+    }
+    let t = Instant::now();
+    let m = Mechanism::from_json(&text, None).unwrap();
+    let build = t.elapsed();
+    let mut m2 = m.clone();
+    let t = Instant::now();
+    let report = m2.solve().unwrap();
+    let solve = t.elapsed();
+    let iterations: usize = report
+        .clusters
+        .iter()
+        .map(|c| c.iterations)
+        .max()
+        .unwrap_or(0);
+    for c in report.clusters.iter().filter(|c| !c.converged) {
+        println!(
+            "  not converged: {} parts from {:?}, residual {:.1e}, {} iterations",
+            c.parts.len(),
+            c.parts.first(),
+            c.max_residual,
+            c.iterations
+        );
+    }
+    println!(
+        "{kind} {n}: build {build:.2?}, solve {solve:.2?}, converged {}, residual {:.1e}, clusters {}, max iterations {iterations}",
+        report.converged,
+        report.max_residual,
+        report.clusters.len()
+    );
+}
