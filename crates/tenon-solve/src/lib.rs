@@ -176,6 +176,10 @@ pub struct Problem<'a> {
     pub assembly: &'a Assembly,
 }
 
+thread_local! {
+    static THREAD_SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::new());
+}
+
 /// Solves every cluster from `state` (updated in place, as are the turn counters in
 /// `params`).
 pub fn solve(
@@ -197,11 +201,18 @@ pub fn solve(
         let one = |scratch: &mut Scratch, cluster| {
             newton::solve_cluster(system, cluster, scratch, state, params, &weights, options)
         };
+        // One scratch per thread, kept between solves (it is large and zeroed when
+        // made).
+        let with_scratch = |cluster| {
+            THREAD_SCRATCH.with(|cell| match cell.try_borrow_mut() {
+                Ok(mut scratch) => one(&mut scratch, cluster),
+                Err(_) => one(&mut Scratch::new(), cluster),
+            })
+        };
         if clusters.len() > 1 {
-            clusters.par_iter().map_init(Scratch::new, one).collect()
+            clusters.par_iter().map(with_scratch).collect()
         } else {
-            let mut scratch = Scratch::new();
-            clusters.iter().map(|c| one(&mut scratch, c)).collect()
+            clusters.iter().map(with_scratch).collect()
         }
     };
     let mut reports = Vec::new();

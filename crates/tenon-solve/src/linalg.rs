@@ -2,9 +2,10 @@
 //! (optionally damped) solution of `A dy = r` for `A = J W^-1`, the weighted Jacobian
 //! of one piece of a cluster.
 //!
-//! - Small pieces (up to [`DENSE_COLUMNS`] columns): dense SVD (nalgebra). Singular values
-//!   below [`RANK_TOLERANCE`](crate::RANK_TOLERANCE) times the largest are dropped, so
-//!   the step is the exact minimum-norm one and the numerical rank is known.
+//! - Small pieces (up to [`DENSE_COLUMNS`] columns): the same regularised normal
+//!   equations, dense (nalgebra Cholesky); the rank from the singular values once, at
+//!   the end (singular values below [`RANK_TOLERANCE`](crate::RANK_TOLERANCE) times the
+//!   largest count as zero).
 //! - Large pieces: the regularised normal equations `(A^T A + mu I) dy = A^T r` by sparse
 //!   Cholesky (faer). The pattern of `A`, of `A^T A` and the symbolic factorization
 //!   (with its fill-reducing ordering) are computed once per piece; each iteration
@@ -85,12 +86,14 @@ impl StepMatrix {
     pub(crate) fn factor(&self) -> Result<Factored<'_>, SolveError> {
         Ok(match self {
             StepMatrix::Dense(m) => {
-                let svd = m.clone().svd(true, true);
-                let smax = svd.singular_values.iter().fold(0.0f64, |a, &s| a.max(s));
-                let column_norm = m.column_iter().map(|c| c.norm()).fold(0.0f64, f64::max);
+                let normal = gram(m);
+                let column_norm = (0..normal.nrows())
+                    .map(|k| normal[(k, k)])
+                    .fold(0.0f64, f64::max)
+                    .sqrt();
                 Factored::Dense {
-                    svd,
-                    smax,
+                    matrix: m,
+                    normal,
                     column_norm,
                 }
             }
@@ -102,24 +105,52 @@ impl StepMatrix {
 /// A factored (or ready to factor) step matrix.
 pub(crate) enum Factored<'a> {
     Dense {
-        svd: nalgebra::SVD<f64, nalgebra::Dyn, nalgebra::Dyn>,
-        smax: f64,
+        matrix: &'a DMatrix<f64>,
+        normal: DMatrix<f64>,
         column_norm: f64,
     },
     Sparse(&'a SparseNormal),
 }
 
+/// `A^T A` from the columns of `A` (column-major, so each column is contiguous).
+fn gram(m: &DMatrix<f64>) -> DMatrix<f64> {
+    let (rows, cols) = m.shape();
+    let data = m.as_slice();
+    let column = |k: usize| &data[k * rows..(k + 1) * rows];
+    let mut n = DMatrix::<f64>::zeros(cols, cols);
+    for j in 0..cols {
+        let cj = column(j);
+        for i in j..cols {
+            let v: f64 = column(i).iter().zip(cj).map(|(a, b)| a * b).sum();
+            n[(i, j)] = v;
+            n[(j, i)] = v;
+        }
+    }
+    n
+}
+
+/// Numerical rank of a dense matrix by column-pivoted QR: diagonal entries of `R` above
+/// [`RANK_TOLERANCE`] times the first (the largest) count.
+fn dense_rank(m: &DMatrix<f64>) -> usize {
+    if m.nrows() == 0 || m.ncols() == 0 {
+        return 0;
+    }
+    let r = m.clone().col_piv_qr().unpack_r();
+    let diag: Vec<f64> = (0..r.nrows().min(r.ncols()))
+        .map(|k| r[(k, k)].abs())
+        .collect();
+    let first = diag.first().copied().unwrap_or(0.0);
+    diag.iter()
+        .filter(|&&d| d > RANK_TOLERANCE * first.max(1e-300))
+        .count()
+}
+
 impl Factored<'_> {
-    /// Numerical rank, where this factorization reveals it or the piece is small
-    /// enough for a dense singular value decomposition.
+    /// Numerical rank (singular values of the dense matrix; called once, at the end),
+    /// where the piece is small enough.
     pub(crate) fn rank(&self) -> Option<usize> {
         match self {
-            Factored::Dense { svd, smax, .. } => Some(
-                svd.singular_values
-                    .iter()
-                    .filter(|&&s| s > RANK_TOLERANCE * smax.max(1e-300))
-                    .count(),
-            ),
+            Factored::Dense { matrix, .. } => Some(dense_rank(matrix)),
             Factored::Sparse(s) if s.cols <= RANK_COLUMNS => Some(s.dense_rank()),
             Factored::Sparse(_) => None,
         }
@@ -134,11 +165,11 @@ impl Factored<'_> {
         }
     }
 
-    /// `dy = (A^T A + lambda I)^-1 A^T r` restricted to the row space of `A` (the
-    /// minimum-norm solution when `lambda = 0`).
-    /// `progress` in `(0, 1]` scales the regularisation floor down as the residual falls
-    /// (rounding drift along free directions is proportional to the step, so a small
-    /// step can take a small floor, and the last steps converge fast).
+    /// `dy = (A^T A + mu I)^-1 A^T r` with `mu = max(lambda, floor)`: in the row space of
+    /// `A`, and the minimum-norm solution as `mu` goes to 0. `progress` in `(0, 1]`
+    /// scales the regularisation floor down as the residual falls (rounding drift along
+    /// free directions is proportional to the step, so a small step can take a small
+    /// floor, and the last steps converge fast).
     pub(crate) fn min_norm_step(
         &self,
         r: &[f64],
@@ -146,25 +177,27 @@ impl Factored<'_> {
         progress: f64,
     ) -> Result<Vec<f64>, SolveError> {
         let floor = REGULARIZATION * progress.clamp(1e-6, 1.0) * self.scale().powi(2);
+        let mu = lambda.max(floor);
         match self {
-            Factored::Dense { svd, smax, .. } => {
-                let (Some(u), Some(vt)) = (&svd.u, &svd.v_t) else {
-                    return Ok(Vec::new());
-                };
-                let r = DVector::from_column_slice(r);
-                // The same floor as the sparse step, so both take the same step.
-                let lambda = lambda.max(floor);
-                let mut dy = DVector::zeros(vt.ncols());
-                for (k, &s) in svd.singular_values.iter().enumerate() {
-                    if s <= RANK_TOLERANCE * smax.max(1e-300) {
-                        continue;
+            Factored::Dense { matrix, normal, .. } => {
+                let rhs = matrix.tr_mul(&DVector::from_column_slice(r));
+                let mut mu = mu.max(1e-300);
+                for _ in 0..8 {
+                    let mut n = normal.clone();
+                    for k in 0..n.nrows() {
+                        n[(k, k)] += mu;
                     }
-                    let coeff = u.column(k).dot(&r) * s / (s * s + lambda);
-                    dy += vt.row(k).transpose() * coeff;
+                    if let Some(chol) = n.cholesky() {
+                        return Ok(chol.solve(&rhs).iter().copied().collect());
+                    }
+                    // Not numerically positive definite: regularise more.
+                    mu *= 100.0;
                 }
-                Ok(dy.iter().copied().collect())
+                Err(SolveError::Factorization(
+                    "normal equations could not be factored".into(),
+                ))
             }
-            Factored::Sparse(s) => s.solve(r, lambda.max(floor)),
+            Factored::Sparse(s) => s.solve(r, mu),
         }
     }
 }
@@ -335,11 +368,7 @@ impl SparseNormal {
                 m[(r, self.a_cols[k])] = self.a_values[k];
             }
         }
-        let sv = m.singular_values();
-        let smax = sv.iter().fold(0.0f64, |a, &s| a.max(s));
-        sv.iter()
-            .filter(|&&s| s > RANK_TOLERANCE * smax.max(1e-300))
-            .count()
+        dense_rank(&m)
     }
 
     fn scale(&self) -> f64 {

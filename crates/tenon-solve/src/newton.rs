@@ -17,6 +17,9 @@ use tenon_system::{ClusterTape, Scratch, System};
 use crate::linalg::{self, StepMatrix};
 use crate::{takes_part, ClusterReport, SolveError, SolveOptions};
 
+/// Step components below this fraction of the largest are dropped as rounding noise.
+const STEP_NOISE: f64 = 1e-14;
+
 /// A sub-cluster: the local tangent columns and local equation rows that the equations
 /// taking part in this solve join (a motion left out may split a compiled cluster).
 struct Part {
@@ -217,7 +220,14 @@ fn solve_piece(
         iterations += 1;
         let smax = factored.scale();
         let first = *first_residual.get_or_insert(residual);
-        let dy = factored.min_norm_step(&r, lambda, residual / first.max(1e-300))?;
+        let mut dy = factored.min_norm_step(&r, lambda, residual / first.max(1e-300))?;
+        // Components at rounding level are noise: left in, they would creep into
+        // coordinates that are exactly zero (a planar part's tilt) as subnormal numbers,
+        // which are slow, and move parts that should not move at all.
+        let largest = dy.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        dy.iter_mut()
+            .filter(|x| x.abs() <= STEP_NOISE * largest)
+            .for_each(|x| *x = 0.0);
         let norm0 = linalg::norm(&r);
         let mut alpha = 1.0;
         let mut accepted = false;

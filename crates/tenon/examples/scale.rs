@@ -45,6 +45,23 @@ fn main() {
             c.iterations
         );
     }
+    if kind == "resolve" {
+        let mut m = Mechanism::from_json(&generate::four_bars(33, true), None).unwrap();
+        m.solve().unwrap();
+        let t = Instant::now();
+        for k in 0..n {
+            m.set_parameter("crank", if k % 2 == 0 { 61.0 } else { 60.0 })
+                .unwrap();
+            let r = m.solve().unwrap();
+            assert!(r.converged);
+            if k < 3 {
+                let its: Vec<usize> = r.clusters.iter().map(|c| c.iterations).collect();
+                println!("iterations {its:?}");
+            }
+        }
+        println!("resolve x{n}: {:.3?} each", t.elapsed() / n.max(1) as u32);
+        return;
+    }
     println!(
         "{kind} {n}: build {build:.2?}, solve {solve:.2?}, converged {}, residual {:.1e}, clusters {}, max iterations {iterations}",
         report.converged,
