@@ -160,8 +160,41 @@ fn pose_json(assembly: &Assembly) -> Value {
     Value::Object(parts)
 }
 
+fn coordinate_name(c: tenon_model::Coordinate) -> &'static str {
+    match c {
+        tenon_model::Coordinate::Angle => "angle",
+        tenon_model::Coordinate::Distance => "distance",
+    }
+}
+
+fn side_name(side: tenon_solve::LimitSide) -> &'static str {
+    match side {
+        tenon_solve::LimitSide::Min => "min",
+        tenon_solve::LimitSide::Max => "max",
+    }
+}
+
 fn messages(system: &System, assembly: &Assembly, report: &SolveReport) -> Vec<String> {
     let mut m = Vec::new();
+    for l in report.clusters.iter().flat_map(|c| &c.limits) {
+        let id = assembly.joint(l.joint).map_or("?", |j| j.id.as_str());
+        let bound = match l.side {
+            tenon_solve::LimitSide::Min => "lower",
+            tenon_solve::LimitSide::Max => "upper",
+        };
+        let what = coordinate_name(l.coordinate);
+        if l.excess > 0.0 {
+            let amount = match l.coordinate {
+                tenon_model::Coordinate::Angle => format!("{:.4} degrees", l.excess.to_degrees()),
+                tenon_model::Coordinate::Distance => format!("{:.4e}", l.excess),
+            };
+            m.push(format!(
+                "joint '{id}' cannot respect its {bound} {what} limit: beyond it by {amount}"
+            ));
+        } else {
+            m.push(format!("joint '{id}' is held at its {bound} {what} limit"));
+        }
+    }
     for k in &report.flipped {
         let id = assembly.joint(*k).map_or("?", |j| j.id.as_str());
         m.push(format!(
@@ -194,9 +227,22 @@ fn report_json(assembly: &Assembly, system: &System, report: &SolveReport) -> Va
                 .map(|&e| owner_joint(assembly, system, e))
                 .collect();
             joints.dedup();
+            let limits: Vec<Value> = c
+                .limits
+                .iter()
+                .map(|l| {
+                    json!({
+                        "joint": assembly.joint(l.joint).map_or("", |j| j.id.as_str()),
+                        "coordinate": coordinate_name(l.coordinate),
+                        "side": side_name(l.side),
+                        "excess": l.excess,
+                    })
+                })
+                .collect();
             json!({
                 "parts": parts, "joints": joints, "status": cluster_status(c), "dof": c.dof,
                 "iterations": c.iterations, "redundant": [], "conflicting": [],
+                "limits": limits,
             })
         })
         .collect();

@@ -119,3 +119,54 @@ fn usage_errors_exit_2() {
     let directory = tenon().arg("solve").arg(dir.path()).output().unwrap();
     assert_eq!(directory.status.code(), Some(2));
 }
+
+const DOOR: &str = r#"{ "format": "tenon-assembly", "version": 1, "parameters": { "open": 45 },
+  "parts": [ { "id": "ground", "grounded": true, "markers": { "m": {} } },
+             { "id": "door", "placement": { "rotation": { "axis": [0, 0, 1], "angle": 120 } },
+               "markers": { "m": {}, "edge": { "position": [80, 0, 0] } } } ],
+  "joints": [ { "id": "hinge", "type": "revolute", "i": { "part": "door", "marker": "m" },
+                "j": { "part": "ground", "marker": "m" }, "limits": { "angle": [0, 90] }, "angle": "open" } ] }"#;
+
+#[test]
+fn limits_that_bind_are_reported_and_one_that_cannot_hold_fails_the_solve() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("door.json");
+    // Without the drive the door swings back to its stop.
+    std::fs::write(&file, DOOR.replace(r#", "angle": "open""#, "")).unwrap();
+    let o = tenon()
+        .arg("solve")
+        .arg(&file)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let limits = &report["clusters"][0]["limits"];
+    assert_eq!(limits[0]["joint"], "hinge");
+    assert_eq!(limits[0]["side"], "max");
+    assert_eq!(limits[0]["coordinate"], "angle");
+    // Driven inside its range: nothing binds.
+    std::fs::write(&file, DOOR).unwrap();
+    let o = tenon()
+        .arg("solve")
+        .arg(&file)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["clusters"][0]["limits"], serde_json::json!([]));
+    // Driven past it: not solved, exit 1, the limit named with how far it is broken.
+    let o = tenon()
+        .arg("solve")
+        .arg(&file)
+        .args(["--set", "open=105"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("joint 'hinge' cannot respect its upper angle limit"),
+        "{text}"
+    );
+}

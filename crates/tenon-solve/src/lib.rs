@@ -26,6 +26,7 @@ use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use tenon_model::{Assembly, Part, PartKey};
+pub use tenon_system::LimitSide;
 use tenon_system::{Compiled, Scratch, System, SystemError};
 
 /// Options of a solve.
@@ -77,8 +78,27 @@ pub struct ClusterReport {
     /// Numerical rank of its Jacobian at the end (`None` for large clusters, solved
     /// sparse, whose rank the solve does not reveal).
     pub rank: Option<usize>,
-    /// Degrees of freedom left: unknowns (tangent) minus rank, when the rank is known.
+    /// Degrees of freedom left: unknowns (tangent) minus rank, when the rank is known
+    /// (joint limits do not count: they are inequalities).
     pub dof: Option<usize>,
+    /// Its joint limits that bind at the end (held at their bounds) or are broken.
+    pub limits: Vec<LimitReport>,
+}
+
+/// A joint limit that binds (the solve holds the coordinate at the bound, `excess` 0) or
+/// is broken (`excess` > tolerance: the joints cannot hold with the coordinate within
+/// its limits; the cluster is then not converged).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LimitReport {
+    /// The joint.
+    pub joint: tenon_model::JointKey,
+    /// Which coordinate (angle or distance).
+    pub coordinate: tenon_model::Coordinate,
+    /// Which bound.
+    pub side: LimitSide,
+    /// How far beyond the bound the coordinate ends (radians or model units; 0 when it
+    /// binds).
+    pub excess: f64,
 }
 
 /// The result of a solve; `state` and parameters passed in hold the solution.

@@ -12,10 +12,10 @@
 use std::borrow::Cow;
 
 use petgraph::unionfind::UnionFind;
-use tenon_system::{ClusterTape, Scratch, System};
+use tenon_system::{ClusterOutput, ClusterTape, LimitRow, Scratch, System};
 
 use crate::linalg::{self, StepMatrix};
-use crate::{takes_part, ClusterReport, SolveError, SolveOptions};
+use crate::{takes_part, ClusterReport, LimitReport, SolveError, SolveOptions};
 
 /// Step components below this fraction of the largest are dropped as rounding noise.
 const STEP_NOISE: f64 = 1e-14;
@@ -25,6 +25,8 @@ const STEP_NOISE: f64 = 1e-14;
 struct Part {
     cols: Vec<usize>,
     rows: Vec<usize>,
+    /// Limit sides on its coordinates.
+    limits: Vec<LimitRow>,
 }
 
 /// The result of solving one compiled cluster.
@@ -52,8 +54,11 @@ pub(crate) fn solve_cluster(
         .filter(|&k| takes_part(system, cluster.equations()[k], options.include_motions))
         .collect();
     cluster.evaluate(scratch, &local, &params, &mut out)?;
-    let jac = cluster.tangent_jacobian(&local, &out, &used);
-    let pieces = split(cluster, &used, &jac);
+    // Equation rows, then limit rows, for the split.
+    let mut rows = used.clone();
+    rows.extend(cluster.limit_rows().iter().map(|l| l.row));
+    let jac = cluster.tangent_jacobian(&local, &out, &rows);
+    let pieces = split(cluster, &rows, used.len(), &jac);
     let weight: Vec<f64> = (0..cluster.tangent_dimension())
         .map(|k| {
             weights
@@ -88,12 +93,27 @@ pub(crate) fn solve_cluster(
             .iter()
             .filter_map(|&r| cluster.equations().get(r).copied())
             .collect();
+        let limits: Vec<LimitReport> = report
+            .limits
+            .iter()
+            .filter_map(|&(row, excess)| {
+                let spec = system.limits().get(row.limit)?;
+                Some(LimitReport {
+                    joint: spec.joint,
+                    coordinate: spec.coordinate,
+                    side: row.side,
+                    excess: excess.max(0.0),
+                })
+            })
+            .collect();
+        let limits_hold = limits.iter().all(|l| l.excess <= options.tolerance);
         reports.push(ClusterReport {
             parts,
             equations,
             iterations: report.iterations,
             max_residual: report.residual,
-            converged: report.residual <= options.tolerance,
+            converged: report.residual <= options.tolerance && limits_hold,
+            limits,
             rank: report.rank,
             dof: report.rank.map(|r| piece.cols.len().saturating_sub(r)),
         });
@@ -115,7 +135,12 @@ pub(crate) fn solve_cluster(
 
 /// Splits a compiled cluster by the equations taking part: union-find over the part
 /// and extra-unknown groups each used row touches.
-fn split(cluster: &ClusterTape, used: &[usize], jac: &tenon_system::TangentJacobian) -> Vec<Part> {
+fn split(
+    cluster: &ClusterTape,
+    used: &[usize],
+    equations: usize,
+    jac: &tenon_system::TangentJacobian,
+) -> Vec<Part> {
     let n_parts = cluster.parts().len();
     let groups = n_parts + cluster.extras().len();
     let group_of = |c: usize| {
@@ -145,6 +170,7 @@ fn split(cluster: &ClusterTape, used: &[usize], jac: &tenon_system::TangentJacob
             pieces.push(Part {
                 cols: Vec::new(),
                 rows: Vec::new(),
+                limits: Vec::new(),
             });
         }
         let piece = &mut pieces[piece_of_root[root]];
@@ -159,7 +185,11 @@ fn split(cluster: &ClusterTape, used: &[usize], jac: &tenon_system::TangentJacob
         // piece (it belongs to the cluster only through unknowns that cancel here).
         let root = g.map_or(0, |g| uf.find(g));
         if let Some(piece) = piece_of_root.get(root).and_then(|&p| pieces.get_mut(p)) {
-            piece.rows.push(used[k]);
+            if k < equations {
+                piece.rows.push(used[k]);
+            } else if let Some(&limit) = cluster.limit_rows().get(k - equations) {
+                piece.limits.push(limit);
+            }
         }
     }
     pieces
@@ -169,6 +199,9 @@ struct PieceReport {
     iterations: usize,
     residual: f64,
     rank: Option<usize>,
+    /// Its limit sides that bind (held as equations) and those still violated, with
+    /// how far each is beyond its bound.
+    limits: Vec<(LimitRow, f64)>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -182,7 +215,8 @@ fn solve_piece(
     weight: &[f64],
     options: SolveOptions,
 ) -> Result<PieceReport, SolveError> {
-    let rows = &piece.rows;
+    let mut rows = piece.rows.clone();
+    let mut active: Vec<LimitRow> = Vec::new();
     let n = cluster.tangent_dimension();
     let mut col_of = vec![usize::MAX; n];
     for (k, &c) in piece.cols.iter().enumerate() {
@@ -199,22 +233,43 @@ fn solve_piece(
         cluster.evaluate(scratch, local, params, out)?;
         let r: Vec<f64> = rows.iter().map(|&k| out.residuals()[k]).collect();
         let residual = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        let jac = cluster.tangent_jacobian(local, out, rows);
+        // Joint limits (active set): a limit the converged pose breaks is held at its
+        // bound from then on, and the piece solved again from there.
+        if residual <= options.tolerance && iterations < options.max_iterations {
+            let broken: Vec<LimitRow> = piece
+                .limits
+                .iter()
+                .filter(|l| !active.contains(l))
+                .filter(|l| l.excess(out.residuals()[l.row]) > options.tolerance)
+                .copied()
+                .collect();
+            if !broken.is_empty() {
+                rows.extend(broken.iter().map(|l| l.row));
+                active.extend(broken);
+                matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
+                lambda = 0.0;
+                first_residual = None;
+                continue;
+            }
+        }
         let done = residual <= options.tolerance || iterations >= options.max_iterations;
         if rows.is_empty() || !residual.is_finite() {
             return Ok(PieceReport {
                 iterations,
                 residual,
                 rank: Some(0),
+                limits: limit_report(piece, &active, out, options),
             });
         }
+        let jac = cluster.tangent_jacobian(local, out, &rows);
         matrix.fill(&jac, &col_of, &piece_weight);
         let factored = matrix.factor()?;
         if done {
             return Ok(PieceReport {
                 iterations,
                 residual,
-                rank: factored.rank(),
+                rank: equation_rank(cluster, local, out, piece, &col_of, &piece_weight, options)?,
+                limits: limit_report(piece, &active, out, options),
             });
         }
         iterations += 1;
@@ -243,7 +298,7 @@ fn solve_piece(
                 cluster.update_turns(scratch, local, &trial, trial_params.to_mut(), out)?;
             }
             cluster.evaluate_residuals(scratch, &trial, &trial_params, out)?;
-            let norm = linalg::norm_of_rows(out.residuals(), rows);
+            let norm = linalg::norm_of_rows(out.residuals(), &rows);
             if norm.is_finite() && norm < norm0 * (1.0 - 1e-4 * alpha) || norm <= options.tolerance
             {
                 local.copy_from_slice(&trial);
@@ -276,15 +331,56 @@ fn solve_piece(
             if lambda > 1e12 * (smax * smax).max(1.0) {
                 cluster.evaluate(scratch, local, params, out)?;
                 let r: Vec<f64> = rows.iter().map(|&k| out.residuals()[k]).collect();
-                let jac = cluster.tangent_jacobian(local, out, rows);
-                matrix.fill(&jac, &col_of, &piece_weight);
-                let factored = matrix.factor()?;
                 return Ok(PieceReport {
                     iterations,
                     residual: r.iter().fold(0.0f64, |m, x| m.max(x.abs())),
-                    rank: factored.rank(),
+                    rank: equation_rank(
+                        cluster,
+                        local,
+                        out,
+                        piece,
+                        &col_of,
+                        &piece_weight,
+                        options,
+                    )?,
+                    limits: limit_report(piece, &active, out, options),
                 });
             }
         }
     }
+}
+
+/// The rank of the piece's equations alone (limits held at their bounds are not
+/// joints: they do not change the degrees of freedom), from the last evaluation.
+fn equation_rank(
+    cluster: &ClusterTape,
+    local: &[f64],
+    out: &ClusterOutput,
+    piece: &Part,
+    col_of: &[usize],
+    weight: &[f64],
+    options: SolveOptions,
+) -> Result<Option<usize>, SolveError> {
+    let jac = cluster.tangent_jacobian(local, out, &piece.rows);
+    let mut matrix = StepMatrix::new(piece.rows.len(), piece.cols.len(), options.dense_columns);
+    matrix.fill(&jac, col_of, weight);
+    Ok(matrix.factor()?.rank())
+}
+
+/// The piece's limit sides that bind (held at their bounds) or are broken, with how far
+/// each is beyond its bound at the last evaluation.
+fn limit_report(
+    piece: &Part,
+    active: &[LimitRow],
+    out: &ClusterOutput,
+    options: SolveOptions,
+) -> Vec<(LimitRow, f64)> {
+    piece
+        .limits
+        .iter()
+        .filter_map(|l| {
+            let excess = l.excess(out.residuals().get(l.row).copied().unwrap_or(0.0));
+            (active.contains(l) || excess > options.tolerance).then_some((*l, excess))
+        })
+        .collect()
 }

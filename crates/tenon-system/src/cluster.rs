@@ -44,6 +44,39 @@ impl Scratch {
     }
 }
 
+/// Which side of a joint limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LimitSide {
+    /// The lower bound: the coordinate must not go below it.
+    Min,
+    /// The upper bound: the coordinate must not go above it.
+    Max,
+}
+
+/// One side of a joint limit compiled into a cluster: output `row` of the cluster's tape
+/// holds `value - bound`, which must be `>= 0` for [`LimitSide::Min`] and `<= 0` for
+/// [`LimitSide::Max`]; held as the equation `value - bound = 0` while the limit binds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitRow {
+    /// Index into [`System::limits`].
+    pub limit: usize,
+    /// Which bound.
+    pub side: LimitSide,
+    /// Output row in the cluster's tape (after its equations).
+    pub row: usize,
+}
+
+impl LimitRow {
+    /// How far the coordinate is beyond its bound (positive when violated), from the
+    /// row's value.
+    pub fn excess(&self, value: f64) -> f64 {
+        match self.side {
+            LimitSide::Min => -value,
+            LimitSide::Max => value,
+        }
+    }
+}
+
 /// One cluster, compiled: its equations, parts and extra unknowns, and its tapes.
 #[derive(Debug, Clone)]
 pub struct ClusterTape {
@@ -56,6 +89,8 @@ pub struct ClusterTape {
     system_parts: usize,
     /// Turn counters of its counted angles, in the raw-angle tape's output order.
     turns: Vec<ParamId>,
+    /// Its limit sides, as rows of its tape after the equations.
+    limit_rows: Vec<LimitRow>,
     tape: Tape,
     raw_angles: Tape,
 }
@@ -70,8 +105,8 @@ pub struct ClusterOutput {
 }
 
 impl ClusterOutput {
-    /// Residuals of the cluster's equations, in [`ClusterTape::equations`] order, from
-    /// the last evaluation.
+    /// Outputs of the last evaluation: the residuals of the cluster's equations, in
+    /// [`ClusterTape::equations`] order, then its limit rows ([`ClusterTape::limit_rows`]).
     pub fn residuals(&self) -> &[f64] {
         self.equations.residuals()
     }
@@ -91,6 +126,11 @@ impl ClusterTape {
     /// Its extra unknowns: indices into [`System::extra_unknowns`], ascending.
     pub fn extras(&self) -> &[usize] {
         &self.extras
+    }
+
+    /// Its joint-limit sides, as extra rows of its tape.
+    pub fn limit_rows(&self) -> &[LimitRow] {
+        &self.limit_rows
     }
 
     /// Whether it has counted angles (whose turn counters a step may change).
@@ -324,6 +364,11 @@ pub(crate) fn compile_clusters(
         .iter()
         .map(|t| first_group(t.raw, &mut uf))
         .collect();
+    let limit_group: Vec<Option<usize>> = system
+        .limits
+        .iter()
+        .map(|l| first_group(l.value, &mut uf))
+        .collect();
     // Clusters numbered by their first group (file order of parts).
     let mut index: FxHashMap<usize, usize> = FxHashMap::default();
     let mut members: Vec<Members> = Vec::new();
@@ -353,33 +398,84 @@ pub(crate) fn compile_clusters(
             None => fixed_turns.push(t),
         }
     }
-    let mut clusters = Vec::with_capacity(members.len());
-    for (parts, extras, equations, turns) in members {
-        clusters.push(compile_one(system, parts, extras, equations, turns)?);
+    // Limits on a coordinate no unknown moves cannot be enforced and are left out.
+    let mut cluster_limits: Vec<Vec<usize>> = vec![Vec::new(); members.len()];
+    for (l, g) in limit_group.iter().enumerate() {
+        if let Some(&k) = g.and_then(|g| index.get(&uf.find(g))) {
+            cluster_limits[k].push(l);
+        }
     }
-    let fixed = compile_one(system, Vec::new(), Vec::new(), fixed_equations, fixed_turns)?;
+    let mut clusters = Vec::with_capacity(members.len());
+    for ((parts, extras, equations, turns), limits) in members.into_iter().zip(cluster_limits) {
+        clusters.push(compile_one(
+            system,
+            ClusterMembers {
+                parts,
+                extras,
+                equations,
+                turns,
+            },
+            &limits,
+        )?);
+    }
+    let fixed = compile_one(
+        system,
+        ClusterMembers {
+            parts: Vec::new(),
+            extras: Vec::new(),
+            equations: fixed_equations,
+            turns: fixed_turns,
+        },
+        &[],
+    )?;
     Ok((clusters, fixed))
 }
 
 /// A cluster's parts, extra unknowns, equations and counted angles (indices).
 type Members = (Vec<usize>, Vec<usize>, Vec<usize>, Vec<usize>);
 
-fn compile_one(
-    system: &mut System,
+/// A cluster's members by name.
+struct ClusterMembers {
     parts: Vec<usize>,
     extras: Vec<usize>,
     equations: Vec<usize>,
     turns: Vec<usize>,
+}
+
+fn compile_one(
+    system: &mut System,
+    members: ClusterMembers,
+    limits: &[usize],
 ) -> Result<ClusterTape, SystemError> {
+    let ClusterMembers {
+        parts,
+        extras,
+        equations,
+        turns,
+    } = members;
     let mut vars: Vec<VarId> = parts
         .iter()
         .flat_map(|&p| system.free_parts[p].vars)
         .collect();
     vars.extend(extras.iter().map(|&e| system.extra[e].var));
-    let outputs: Vec<ExprId> = equations
+    let mut outputs: Vec<ExprId> = equations
         .iter()
         .map(|&r| system.equations[r].residual)
         .collect();
+    let mut limit_rows = Vec::new();
+    for &l in limits {
+        let spec = system.limits[l];
+        for (bound, side) in [(spec.min, LimitSide::Min), (spec.max, LimitSide::Max)] {
+            if let Some(bound) = bound {
+                limit_rows.push(LimitRow {
+                    limit: l,
+                    side,
+                    row: outputs.len(),
+                });
+                outputs.push(system.graph.sub(spec.value, bound));
+            }
+        }
+    }
     let tape = system.graph.compile_local(&outputs, &vars)?;
     let raws: Vec<ExprId> = turns.iter().map(|&t| system.turns[t].raw).collect();
     // Raw angles are only ever evaluated (no Jacobian): compiled with no columns would
@@ -393,6 +489,7 @@ fn compile_one(
         extras,
         vars,
         turns: turns.iter().map(|&t| system.turns[t].turns).collect(),
+        limit_rows,
         tape,
         raw_angles,
     })

@@ -25,7 +25,7 @@ mod joints;
 mod state;
 
 pub use build::{Equation, ExtraUnknown, FreePart, Grounding, LimitSpec, Owner, System};
-pub use cluster::{ClusterOutput, ClusterTape, Scratch};
+pub use cluster::{ClusterOutput, ClusterTape, LimitRow, LimitSide, Scratch};
 pub use error::SystemError;
 pub use joints::Quantity;
 pub use state::{Compiled, TangentJacobian};

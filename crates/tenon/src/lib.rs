@@ -40,7 +40,7 @@
 use std::path::Path;
 
 pub use tenon_model::{Assembly, ModelError, Pose};
-pub use tenon_solve::{ClusterReport, SolveOptions, SolveReport};
+pub use tenon_solve::{ClusterReport, LimitReport, LimitSide, SolveOptions, SolveReport};
 
 use tenon_model::{Parameter, Scalar};
 use tenon_solve::Problem;
