@@ -53,12 +53,16 @@ pub(crate) fn run(
     let mut assembly = load(file)?;
     apply_sets(&mut assembly, sets, file)?;
     let name = file.display().to_string();
+    let progress = Progress::new(assembly.parts().count());
+    progress.say("building the equations");
     let mut system = System::build(&assembly).map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
+    progress.say("compiling");
     let compiled = system
         .compile()
         .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
     let mut state = system.initial_state();
     let mut params = system.initial_parameters();
+    progress.say(&format!("solving {} clusters", compiled.clusters().len()));
     let report = solve(
         &Problem {
             system: &system,
@@ -73,6 +77,7 @@ pub(crate) fn run(
         status: 1,
         error: anyhow!("{name}: {e}"),
     })?;
+    progress.done();
     let solved = solved_assembly(&assembly, &system, &state);
     let text = if as_json {
         let mut t = serde_json::to_string_pretty(&report_json(&solved, &system, &report))
@@ -117,6 +122,44 @@ fn solved_assembly(assembly: &Assembly, system: &System, state: &[f64]) -> Assem
         );
     }
     out
+}
+
+/// The human report lists at most this many clusters, and this many parts of each.
+const HUMAN_CLUSTERS: usize = 20;
+const HUMAN_PARTS: usize = 8;
+
+/// Assemblies with at least this many parts get a progress line (on a terminal).
+const LARGE_ASSEMBLY_PARTS: usize = 500;
+
+/// A spinner with the current phase on stderr, for assemblies large enough to take a
+/// while; hidden when stderr is not a terminal.
+struct Progress(Option<indicatif::ProgressBar>);
+
+impl Progress {
+    fn new(parts: usize) -> Progress {
+        if parts < LARGE_ASSEMBLY_PARTS {
+            return Progress(None);
+        }
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        Progress(Some(bar))
+    }
+
+    fn say(&self, message: &str) {
+        if let Some(bar) = &self.0 {
+            bar.set_message(message.to_string());
+        }
+    }
+
+    fn done(&self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 fn owner_joint(assembly: &Assembly, system: &System, equation: usize) -> String {
@@ -264,16 +307,31 @@ fn human(assembly: &Assembly, system: &System, report: &SolveReport, name: &str)
         "NOT solved"
     };
     out.push_str(&format!(
-        "{name}: {status}; largest residual {:.1e}; {} degree(s) of freedom left\n",
+        "{name}: {status}; largest residual {:.1e}; {}\n",
         report.max_residual,
-        total_dof(report).map_or("an uncounted number of".to_string(), |d| d.to_string())
+        total_dof(report).map_or(
+            "degrees of freedom not counted (a cluster too large for the rank)".to_string(),
+            |d| format!("{d} degree(s) of freedom left")
+        )
     ));
-    for (k, c) in report.clusters.iter().enumerate() {
-        let parts: Vec<&str> = c
+    // Failed clusters first, then the rest in file order, up to a screenful.
+    let mut order: Vec<usize> = (0..report.clusters.len()).collect();
+    order.sort_by_key(|&k| report.clusters[k].converged);
+    for &k in order.iter().take(HUMAN_CLUSTERS) {
+        let c = &report.clusters[k];
+        let mut parts: Vec<&str> = c
             .parts
             .iter()
+            .take(HUMAN_PARTS)
             .filter_map(|p| assembly.part(*p).map(|p| p.id.as_str()))
             .collect();
+        let more = format!(
+            "and {} more parts",
+            c.parts.len().saturating_sub(HUMAN_PARTS)
+        );
+        if c.parts.len() > HUMAN_PARTS {
+            parts.push(&more);
+        }
         out.push_str(&format!(
             "  cluster {}: {} ({}); {} iteration(s), {} degree(s) of freedom\n",
             k + 1,
@@ -281,6 +339,18 @@ fn human(assembly: &Assembly, system: &System, report: &SolveReport, name: &str)
             cluster_status(c).replace('_', "-"),
             c.iterations,
             c.dof.map_or("uncounted".to_string(), |d| d.to_string())
+        ));
+    }
+    if report.clusters.len() > HUMAN_CLUSTERS {
+        let rest = &order[HUMAN_CLUSTERS..];
+        let failed = rest
+            .iter()
+            .filter(|&&k| !report.clusters[k].converged)
+            .count();
+        out.push_str(&format!(
+            "  ... and {} more clusters ({} of them failed; --json lists them all)\n",
+            rest.len(),
+            failed
         ));
     }
     for &(e, r) in report.unsatisfied.iter().take(10) {
