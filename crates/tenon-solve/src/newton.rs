@@ -268,7 +268,11 @@ fn solve_piece(
             return Ok(PieceReport {
                 iterations,
                 residual,
-                rank: equation_rank(cluster, local, out, piece, &col_of, &piece_weight, options)?,
+                rank: if active.is_empty() {
+                    factored.rank()
+                } else {
+                    equation_rank(cluster, local, out, piece, &col_of, &piece_weight, options)?
+                },
                 limits: limit_report(piece, &active, out, options),
             });
         }
@@ -361,6 +365,9 @@ fn equation_rank(
     weight: &[f64],
     options: SolveOptions,
 ) -> Result<Option<usize>, SolveError> {
+    if piece.cols.len() > crate::linalg::RANK_COLUMNS {
+        return Ok(None);
+    }
     let jac = cluster.tangent_jacobian(local, out, &piece.rows);
     let mut matrix = StepMatrix::new(piece.rows.len(), piece.cols.len(), options.dense_columns);
     matrix.fill(&jac, col_of, weight);
