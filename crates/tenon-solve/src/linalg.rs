@@ -86,14 +86,14 @@ impl StepMatrix {
     pub(crate) fn factor(&self) -> Result<Factored<'_>, SolveError> {
         Ok(match self {
             StepMatrix::Dense(m) => {
-                let normal = gram(m);
-                let column_norm = (0..normal.nrows())
-                    .map(|k| normal[(k, k)])
+                let column_norm = m
+                    .as_slice()
+                    .chunks(m.nrows().max(1))
+                    .map(|c| c.iter().map(|x| x * x).sum::<f64>())
                     .fold(0.0f64, f64::max)
                     .sqrt();
                 Factored::Dense {
                     matrix: m,
-                    normal,
                     column_norm,
                 }
             }
@@ -106,7 +106,6 @@ impl StepMatrix {
 pub(crate) enum Factored<'a> {
     Dense {
         matrix: &'a DMatrix<f64>,
-        normal: DMatrix<f64>,
         column_norm: f64,
     },
     Sparse(&'a SparseNormal),
@@ -179,8 +178,9 @@ impl Factored<'_> {
         let floor = REGULARIZATION * progress.clamp(1e-6, 1.0) * self.scale().powi(2);
         let mu = lambda.max(floor);
         match self {
-            Factored::Dense { matrix, normal, .. } => {
+            Factored::Dense { matrix, .. } => {
                 let rhs = matrix.tr_mul(&DVector::from_column_slice(r));
+                let normal = gram(matrix);
                 let mut mu = mu.max(1e-300);
                 for _ in 0..8 {
                     let mut n = normal.clone();

@@ -230,7 +230,12 @@ impl ClusterTape {
         let starts = pattern.row_starts();
         let values = out.equations.jacobian();
         let n7 = 7 * self.parts.len();
-        let mut entries = Vec::new();
+        // Each quaternion entry becomes three: room for all of them, so no regrowth.
+        let mut entries = Vec::with_capacity(
+            rows.iter()
+                .map(|&r| 3 * pattern.row(r).len())
+                .sum::<usize>(),
+        );
         for (row_out, &row) in rows.iter().enumerate() {
             let first = starts.get(row).map_or(0, |&x| x as usize);
             for (offset, &col) in pattern.row(row).iter().enumerate() {
