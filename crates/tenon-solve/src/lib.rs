@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+mod diagnose;
 mod linalg;
 mod newton;
 mod structure;
@@ -55,6 +56,10 @@ impl Default for SolveOptions {
     }
 }
 
+pub use diagnose::{
+    diagnose, ClusterDiagnosis, Conflict, Diagnosis, FreeMotion, Motion, Status, CONSISTENT,
+    DEPENDENT_ROW, DIAGNOSE_COLUMNS,
+};
 pub use linalg::DENSE_COLUMNS;
 
 /// Default residual tolerance.

@@ -39,8 +39,11 @@
 
 use std::path::Path;
 
-pub use tenon_model::{Assembly, ModelError, Pose};
-pub use tenon_solve::{ClusterReport, LimitReport, LimitSide, SolveOptions, SolveReport};
+pub use tenon_model::{Assembly, JointKey, ModelError, PartKey, Pose};
+pub use tenon_solve::{
+    ClusterDiagnosis, ClusterReport, Conflict, Diagnosis, FreeMotion, LimitReport, LimitSide,
+    Motion, SolveOptions, SolveReport, Status,
+};
 
 use tenon_model::{Parameter, Scalar};
 use tenon_solve::Problem;
@@ -164,6 +167,23 @@ impl Mechanism {
         Ok(self.last.insert(report))
     }
 
+    /// Solves, then diagnoses at the result (or at the best point a failed solve reached,
+    /// which is kept only for the diagnosis: the state stays as it was): degrees of
+    /// freedom, redundant and conflicting joints, free motions.
+    pub fn diagnose(&mut self) -> Result<Diagnosis, Error> {
+        let mut state = self.state.clone();
+        let mut params = self.params.clone();
+        let report = tenon_solve::solve(&self.problem(), &mut state, &mut params, self.options)?;
+        let diagnosis =
+            tenon_solve::diagnose(&self.problem(), &state, &params, &report, self.options)?;
+        if report.converged {
+            self.state = state;
+            self.params = params;
+        }
+        self.last = Some(report);
+        Ok(diagnosis)
+    }
+
     /// Sets a parameter (parameters defined from it follow); no rebuild. Call
     /// [`solve`](Self::solve) to re-assemble.
     pub fn set_parameter(&mut self, name: &str, value: f64) -> Result<(), Error> {
@@ -242,6 +262,16 @@ impl Mechanism {
             .part(key)?
             .placement
             .numbers(&values, self.assembly.units())
+    }
+
+    /// The id (as the file gives it) of a part.
+    pub fn part_id(&self, key: PartKey) -> Option<&str> {
+        self.assembly.part(key).map(|p| p.id.as_str())
+    }
+
+    /// The id (as the file gives it) of a joint.
+    pub fn joint_id(&self, key: JointKey) -> Option<&str> {
+        self.assembly.joint(key).map(|j| j.id.as_str())
     }
 
     /// The report of the last solve or drag.

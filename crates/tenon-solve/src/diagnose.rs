@@ -1,0 +1,734 @@
+//! Diagnostics at the solution (or the best point a failed solve reached): degrees of
+//! freedom, redundant and conflicting joints, and the free motions of each part.
+//!
+//! Per cluster, on the size-weighted tangent Jacobian `A` (so metres and radians
+//! compare, as in the solve):
+//! - Equation rows are taken in file order of their joints and orthogonalised one by one
+//!   (modified Gram-Schmidt, twice): a row that adds less than [`DEPENDENT_ROW`] of its
+//!   own length is dependent on the rows before it. The rank is the number of
+//!   independent rows; DOF = columns - rank.
+//! - A dependent row `a_d = sum c_k a_k` is **redundant** when its residual agrees with
+//!   the combination (`r_d - sum c_k r_k` = 0: the joint holds but adds nothing), else
+//!   **conflicting**; the conflict's joints are those with `c_k != 0` and the dependent
+//!   row's own. The coefficients are unique (the rows before are independent), so the
+//!   set is minimal among these rows. Its violation: the cluster's other joints are
+//!   solved exactly from the best point, and the largest residual of the conflict's last
+//!   joint there is reported (model units for points, radians for axes), what a person
+//!   means by "the link is 1 mm too long"; `|r_d - sum c_k r_k|` when the others cannot
+//!   be solved either.
+//! - Free motions: the null space of `A` (the orthogonal complement of the independent
+//!   rows), per part split into translations (no rotation), rotations and screws about an
+//!   axis through a point, in world coordinates. A rotation that moves one part only,
+//!   while that part is jointed to two or more others, is named idle (a rod spinning
+//!   between two balls).
+//!
+//! Dense: clusters of up to [`DIAGNOSE_COLUMNS`] tangent columns. Larger ones are
+//! reported as not analysed (a sparse rank-revealing factorization is future work).
+
+use nalgebra::{DMatrix, DVector};
+use rustc_hash::FxHashMap;
+use tenon_model::{Assembly, JointKey, PartKey};
+use tenon_system::{Owner, System};
+
+use crate::{column_weights, Problem, SolveError, SolveOptions, SolveReport};
+
+/// A row adding less than this fraction of its own length is dependent.
+pub const DEPENDENT_ROW: f64 = 1e-8;
+/// A dependent row whose residual disagrees with its combination by more than this
+/// (model units or radians) is conflicting.
+pub const CONSISTENT: f64 = 1e-8;
+/// Clusters with more tangent columns than this are not analysed (dense work).
+pub const DIAGNOSE_COLUMNS: usize = 1200;
+
+/// How a cluster stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// No freedom left, no equation repeated.
+    WellConstrained,
+    /// Some freedom left.
+    UnderConstrained,
+    /// Some joints repeat others (consistently).
+    OverConstrained,
+    /// Some joints cannot hold together.
+    Conflicting,
+    /// The solve did not converge, and no conflict explains it.
+    Failed,
+    /// Too large for the dense analysis.
+    NotAnalysed,
+}
+
+impl Status {
+    /// The spec's name (`well_constrained`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::WellConstrained => "well_constrained",
+            Status::UnderConstrained => "under_constrained",
+            Status::OverConstrained => "over_constrained",
+            Status::Conflicting => "conflicting",
+            Status::Failed => "failed",
+            Status::NotAnalysed => "not_analysed",
+        }
+    }
+}
+
+/// Joints that cannot hold together: drop any one and the rest can (to first order).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conflict {
+    /// The joints, in file order.
+    pub joints: Vec<JointKey>,
+    /// How far from holding (model units or radians).
+    pub violation: f64,
+}
+
+/// One independent motion left to a part.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Motion {
+    /// Sliding along a direction (unit).
+    Translation {
+        /// Unit direction, world frame.
+        direction: [f64; 3],
+    },
+    /// Turning about an axis through a point.
+    Rotation {
+        /// Unit axis, world frame.
+        axis: [f64; 3],
+        /// The point of the axis nearest the world origin.
+        point: [f64; 3],
+    },
+    /// Turning about an axis while advancing along it.
+    Screw {
+        /// Unit axis, world frame.
+        axis: [f64; 3],
+        /// The point of the axis nearest the world origin.
+        point: [f64; 3],
+        /// Advance per turn (model units; positive: right-handed about `axis`).
+        pitch: f64,
+    },
+}
+
+/// A free motion of a part.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FreeMotion {
+    /// The part.
+    pub part: PartKey,
+    /// The motion.
+    pub motion: Motion,
+    /// Whether it moves nothing but this part while the part is jointed to two or more
+    /// others (a rod spinning about the line through its two balls).
+    pub idle: bool,
+}
+
+/// The diagnosis of one cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterDiagnosis {
+    /// Its free parts.
+    pub parts: Vec<PartKey>,
+    /// The joints with equations in it, in file order.
+    pub joints: Vec<JointKey>,
+    /// How it stands.
+    pub status: Status,
+    /// Degrees of freedom left (when analysed).
+    pub dof: Option<usize>,
+    /// Joints that repeat others, in file order.
+    pub redundant: Vec<JointKey>,
+    /// Sets of joints that cannot hold together.
+    pub conflicts: Vec<Conflict>,
+    /// Independent motions left, per part.
+    pub free_motions: Vec<FreeMotion>,
+}
+
+/// The diagnosis of an assembly, cluster by cluster (as in the solve report).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnosis {
+    /// The clusters.
+    pub clusters: Vec<ClusterDiagnosis>,
+}
+
+impl Diagnosis {
+    /// Total degrees of freedom, when every cluster was analysed.
+    pub fn dof(&self) -> Option<usize> {
+        self.clusters.iter().map(|c| c.dof).sum()
+    }
+}
+
+fn owner_joint(system: &System, assembly: &Assembly, row: usize) -> Option<JointKey> {
+    match system.equations().get(row)?.owner {
+        Owner::Joint(j) | Owner::Drive(j, _) => Some(j),
+        Owner::Motion(m) => assembly.motions().get(m).map(|m| m.joint),
+    }
+}
+
+/// Diagnoses every cluster of `report` at `state` (the solve's result or best point).
+pub fn diagnose(
+    problem: &Problem<'_>,
+    state: &[f64],
+    params: &[f64],
+    report: &SolveReport,
+    options: SolveOptions,
+) -> Result<Diagnosis, SolveError> {
+    let Problem {
+        system,
+        compiled,
+        assembly,
+    } = *problem;
+    let weights = column_weights(system, assembly);
+    let joint_order: FxHashMap<JointKey, usize> = assembly
+        .joints()
+        .enumerate()
+        .map(|(k, (key, _))| (key, k))
+        .collect();
+    let part_index: FxHashMap<PartKey, usize> = system
+        .free_parts()
+        .iter()
+        .enumerate()
+        .map(|(k, fp)| (fp.part, k))
+        .collect();
+    let mut clusters = Vec::with_capacity(report.clusters.len());
+    for c in &report.clusters {
+        let mut rows = c.equations.clone();
+        rows.sort_by_key(|&r| {
+            let order = owner_joint(system, assembly, r).and_then(|j| joint_order.get(&j));
+            (order.copied().unwrap_or(usize::MAX), r)
+        });
+        let mut joints: Vec<JointKey> = Vec::new();
+        for &r in &rows {
+            if let Some(j) = owner_joint(system, assembly, r) {
+                if !joints.contains(&j) {
+                    joints.push(j);
+                }
+            }
+        }
+        let (residuals, jac) = system.tangent_jacobian_of_rows(compiled, state, params, &rows)?;
+        // Columns: the parts' 6 each, then extra unknowns met in the rows.
+        let mut cols: Vec<usize> = c
+            .parts
+            .iter()
+            .filter_map(|p| part_index.get(p))
+            .flat_map(|&k| 6 * k..6 * k + 6)
+            .collect();
+        let n6 = 6 * system.free_parts().len();
+        let mut extras: Vec<usize> = jac
+            .entries
+            .iter()
+            .map(|&(_, col, _)| col as usize)
+            .filter(|&col| col >= n6)
+            .collect();
+        extras.sort_unstable();
+        extras.dedup();
+        cols.extend(extras);
+        let base = ClusterDiagnosis {
+            parts: c.parts.clone(),
+            joints,
+            status: Status::NotAnalysed,
+            dof: None,
+            redundant: Vec::new(),
+            conflicts: Vec::new(),
+            free_motions: Vec::new(),
+        };
+        if cols.len() > DIAGNOSE_COLUMNS {
+            clusters.push(base);
+            continue;
+        }
+        let col_of: FxHashMap<usize, usize> =
+            cols.iter().enumerate().map(|(k, &c)| (c, k)).collect();
+        let weight = |col: usize| weights.get(col).copied().unwrap_or(1.0);
+        let mut a = DMatrix::<f64>::zeros(rows.len(), cols.len());
+        for &(r, col, v) in &jac.entries {
+            if let Some(&k) = col_of.get(&(col as usize)) {
+                a[(r as usize, k)] += v / weight(col as usize);
+            }
+        }
+        let analysis = analyse_rows(&a, &residuals);
+        let weight = &weight;
+        let dof = cols.len() - analysis.independent.len();
+        let mut diagnosis = ClusterDiagnosis {
+            dof: Some(dof),
+            ..base
+        };
+        // Dependent rows back to joints.
+        let mut conflicts: Vec<Conflict> = Vec::new();
+        let mut redundant: Vec<JointKey> = Vec::new();
+        for dep in &analysis.dependent {
+            let Some(joint) = owner_joint(system, assembly, rows[dep.row]) else {
+                continue;
+            };
+            if dep.gap.abs() <= CONSISTENT {
+                if !redundant.contains(&joint) {
+                    redundant.push(joint);
+                }
+                continue;
+            }
+            let largest = dep
+                .coefficients
+                .iter()
+                .fold(0.0f64, |m, &(_, c)| m.max(c.abs()));
+            let mut set: Vec<JointKey> = dep
+                .coefficients
+                .iter()
+                .filter(|&&(_, c)| c.abs() > 1e-8 * largest)
+                .filter_map(|&(k, _)| owner_joint(system, assembly, rows[k]))
+                .chain(std::iter::once(joint))
+                .collect();
+            set.sort_by_key(|j| joint_order.get(j).copied().unwrap_or(usize::MAX));
+            set.dedup();
+            match conflicts.iter_mut().find(|c| c.joints == set) {
+                Some(c) => c.violation = c.violation.hypot(dep.gap),
+                None => conflicts.push(Conflict {
+                    joints: set,
+                    violation: dep.gap.abs(),
+                }),
+            }
+        }
+        redundant.retain(|j| !conflicts.iter().any(|c| c.joints.last() == Some(j)));
+        // The size of each conflict: how far its last joint is from holding when the
+        // others of the cluster hold exactly (solved from the best point).
+        for conflict in &mut conflicts {
+            if let Some(&last) = conflict.joints.last() {
+                let keep: Vec<usize> = rows
+                    .iter()
+                    .copied()
+                    .filter(|&r| owner_joint(system, assembly, r) != Some(last))
+                    .collect();
+                let own: Vec<usize> = rows
+                    .iter()
+                    .copied()
+                    .filter(|&r| owner_joint(system, assembly, r) == Some(last))
+                    .collect();
+                if let Some(v) =
+                    violation_without(problem, state, params, &keep, &own, &cols, &weight)?
+                {
+                    conflict.violation = v;
+                }
+            }
+        }
+        diagnosis.status = if !conflicts.is_empty() {
+            Status::Conflicting
+        } else if !c.converged || c.max_residual > options.tolerance {
+            Status::Failed
+        } else if !redundant.is_empty() {
+            Status::OverConstrained
+        } else if dof == 0 {
+            Status::WellConstrained
+        } else {
+            Status::UnderConstrained
+        };
+        diagnosis.redundant = redundant;
+        diagnosis.conflicts = conflicts;
+        diagnosis.free_motions = free_motions(
+            system,
+            assembly,
+            state,
+            &c.parts,
+            &part_index,
+            &cols,
+            &analysis.basis,
+            &weight,
+        );
+        clusters.push(diagnosis);
+    }
+    Ok(Diagnosis { clusters })
+}
+
+/// Solves `keep` exactly from `state` (least-change Gauss-Newton, dense) and returns the
+/// largest residual of `own` there, or `None` when `keep` cannot be solved either.
+fn violation_without(
+    problem: &Problem<'_>,
+    state: &[f64],
+    params: &[f64],
+    keep: &[usize],
+    own: &[usize],
+    cols: &[usize],
+    weight: &dyn Fn(usize) -> f64,
+) -> Result<Option<f64>, SolveError> {
+    let system = problem.system;
+    let compiled = problem.compiled;
+    let mut x = state.to_vec();
+    let mut p = params.to_vec();
+    let col_of: FxHashMap<usize, usize> = cols.iter().enumerate().map(|(k, &c)| (c, k)).collect();
+    let mut held = false;
+    for _ in 0..50 {
+        let (r, jac) = system.tangent_jacobian_of_rows(compiled, &x, &p, keep)?;
+        if r.iter().all(|v| v.abs() <= 1e-10) {
+            held = true;
+            break;
+        }
+        let mut a = DMatrix::<f64>::zeros(keep.len(), cols.len());
+        for &(row, col, v) in &jac.entries {
+            if let Some(&k) = col_of.get(&(col as usize)) {
+                a[(row as usize, k)] += v / weight(col as usize);
+            }
+        }
+        let Ok(dy) = a
+            .svd(true, true)
+            .solve(&DVector::from_column_slice(&r), 1e-12)
+        else {
+            break;
+        };
+        let mut delta = vec![0.0; system.tangent_dimension()];
+        for (k, &c) in cols.iter().enumerate() {
+            delta[c] = -dy[k] / weight(c);
+        }
+        let old = x.clone();
+        system.retract(&mut x, &delta);
+        system.update_turns(compiled, &old, &x, &mut p)?;
+    }
+    if !held {
+        return Ok(None);
+    }
+    let (r, _) = system.tangent_jacobian_of_rows(compiled, &x, &p, own)?;
+    Ok(Some(r.iter().fold(0.0f64, |m, v| m.max(v.abs()))))
+}
+
+/// A dependent row: its index, its coefficients on independent rows `(row, c)`, and the
+/// disagreement of its residual with theirs.
+struct Dependent {
+    row: usize,
+    coefficients: Vec<(usize, f64)>,
+    gap: f64,
+}
+
+struct RowAnalysis {
+    /// Independent rows, in the order taken.
+    independent: Vec<usize>,
+    dependent: Vec<Dependent>,
+    /// Orthonormal basis of the row space (one vector per independent row).
+    basis: Vec<DVector<f64>>,
+}
+
+/// Orthogonalises the rows of `a` in order (see the module documentation).
+fn analyse_rows(a: &DMatrix<f64>, residuals: &[f64]) -> RowAnalysis {
+    let mut basis: Vec<DVector<f64>> = Vec::new();
+    // Row k of the independent rows = sum_l r[k][l] basis[l] (lower triangular).
+    let mut r: Vec<Vec<f64>> = Vec::new();
+    let mut independent = Vec::new();
+    let mut dependent = Vec::new();
+    for i in 0..a.nrows() {
+        let row: DVector<f64> = a.row(i).transpose();
+        let norm = row.norm();
+        let mut v = row.clone();
+        let mut beta = vec![0.0; basis.len()];
+        for _ in 0..2 {
+            for (l, q) in basis.iter().enumerate() {
+                let c = q.dot(&v);
+                beta[l] += c;
+                v -= q * c;
+            }
+        }
+        let rest = v.norm();
+        if norm > 0.0 && rest > DEPENDENT_ROW * norm {
+            beta.push(rest);
+            r.push(beta);
+            basis.push(v / rest);
+            independent.push(i);
+            continue;
+        }
+        // a_i = beta^T Q = c^T R Q: solve R^T c = beta (R lower triangular).
+        let k = independent.len();
+        let mut c = vec![0.0; k];
+        for m in (0..k).rev() {
+            let mut s = beta[m];
+            for (n, cn) in c.iter().enumerate().skip(m + 1) {
+                s -= r[n][m] * cn;
+            }
+            c[m] = s / r[m][m];
+        }
+        let combined: f64 = c
+            .iter()
+            .zip(&independent)
+            .map(|(cm, &row)| cm * residuals.get(row).copied().unwrap_or(0.0))
+            .sum();
+        dependent.push(Dependent {
+            row: i,
+            gap: residuals.get(i).copied().unwrap_or(0.0) - combined,
+            coefficients: independent.iter().copied().zip(c).collect(),
+        });
+    }
+    RowAnalysis {
+        independent,
+        dependent,
+        basis,
+    }
+}
+
+fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+/// A unit vector with its first clearly non-zero component positive; tiny components
+/// set to 0.
+fn canonical(v: [f64; 3]) -> [f64; 3] {
+    let n = dot(v, v).sqrt().max(1e-300);
+    let mut u = v.map(|x| x / n);
+    if let Some(&first) = u.iter().find(|x| x.abs() > 1e-9) {
+        if first < 0.0 {
+            u = u.map(|x| -x);
+        }
+    }
+    u.map(|x| if x.abs() < 1e-12 { 0.0 } else { x })
+}
+
+fn clean(v: [f64; 3], scale: f64) -> [f64; 3] {
+    v.map(|x| {
+        if x.abs() < 1e-9 * scale.max(1.0) {
+            0.0
+        } else {
+            x
+        }
+    })
+}
+
+/// An orthonormal basis of the columns of `m` (singular values above 1e-9 of the
+/// largest), as coefficient vectors over the columns.
+fn column_space(m: &DMatrix<f64>) -> Vec<DVector<f64>> {
+    if m.ncols() == 0 {
+        return Vec::new();
+    }
+    let svd = m.clone().svd(false, true);
+    let Some(vt) = svd.v_t else {
+        return Vec::new();
+    };
+    let smax = svd.singular_values.iter().fold(0.0f64, |a, &s| a.max(s));
+    svd.singular_values
+        .iter()
+        .enumerate()
+        .filter(|&(_, &s)| s > 1e-9 * smax.max(1e-300))
+        .map(|(k, &s)| vt.row(k).transpose() / s)
+        .collect()
+}
+
+/// Free motions per part from the null space of the weighted Jacobian (the complement
+/// of `row_basis`).
+#[allow(clippy::too_many_arguments)]
+fn free_motions(
+    system: &System,
+    assembly: &Assembly,
+    state: &[f64],
+    parts: &[PartKey],
+    part_index: &FxHashMap<PartKey, usize>,
+    cols: &[usize],
+    row_basis: &[DVector<f64>],
+    weight: &dyn Fn(usize) -> f64,
+) -> Vec<FreeMotion> {
+    let n = cols.len();
+    // Null space: complete the row basis with unit vectors.
+    let mut all: Vec<DVector<f64>> = row_basis.to_vec();
+    let mut null: Vec<DVector<f64>> = Vec::new();
+    for e in 0..n {
+        if all.len() == n {
+            break;
+        }
+        let mut v = DVector::from_fn(n, |i, _| if i == e { 1.0 } else { 0.0 });
+        for _ in 0..2 {
+            for b in &all {
+                let c = b.dot(&v);
+                v -= b * c;
+            }
+        }
+        let norm = v.norm();
+        if norm > 1e-6 {
+            v /= norm;
+            all.push(v.clone());
+            null.push(v);
+        }
+    }
+    if null.is_empty() {
+        return Vec::new();
+    }
+    // Unweighted tangent motions, one column per null vector.
+    let d = null.len();
+    let motion = DMatrix::from_fn(n, d, |i, k| null[k][i] / weight(cols[i]));
+    let mut out = Vec::new();
+    for &part in parts {
+        let Some(&index) = part_index.get(&part) else {
+            continue;
+        };
+        let Some(first) = cols.iter().position(|&c| c == 6 * index) else {
+            continue;
+        };
+        let block = motion.rows(first, 6).into_owned();
+        let origin = system
+            .free_parts()
+            .get(index)
+            .map(|fp| [0, 1, 2].map(|c| state.get(fp.vars[c].index()).copied().unwrap_or(0.0)))
+            .unwrap_or([0.0; 3]);
+        // Motions of this part alone: null combinations that leave every other row 0.
+        let others = DMatrix::from_fn(n - 6, d, |i, k| {
+            let row = if i < first { i } else { i + 6 };
+            motion[(row, k)]
+        });
+        let local: Vec<DVector<f64>> = null_combinations(&others, d);
+        let local_motions: Vec<[f64; 6]> = local
+            .iter()
+            .map(|z| {
+                let m = &block * z;
+                [m[0], m[1], m[2], m[3], m[4], m[5]]
+            })
+            .collect();
+        let jointed = jointed_parts(assembly, part);
+        for m in part_motions(&block) {
+            let idle = jointed >= 2
+                && m[3..].iter().any(|x| x.abs() > 1e-12)
+                && in_span(&m, &local_motions);
+            out.push(FreeMotion {
+                part,
+                motion: classify(m, origin),
+                idle,
+            });
+        }
+    }
+    out
+}
+
+/// Coefficient vectors `z` (orthonormal) with `m z = 0`.
+fn null_combinations(m: &DMatrix<f64>, d: usize) -> Vec<DVector<f64>> {
+    if m.nrows() == 0 {
+        return (0..d)
+            .map(|k| DVector::from_fn(d, |i, _| if i == k { 1.0 } else { 0.0 }))
+            .collect();
+    }
+    let gram = m.tr_mul(m);
+    let eig = gram.symmetric_eigen();
+    let largest = eig.eigenvalues.iter().fold(0.0f64, |a, &x| a.max(x.abs()));
+    eig.eigenvalues
+        .iter()
+        .enumerate()
+        .filter(|&(_, &x)| x.abs() <= 1e-18 * largest.max(1.0))
+        .map(|(k, _)| eig.eigenvectors.column(k).into_owned())
+        .collect()
+}
+
+fn in_span(m: &[f64; 6], span: &[[f64; 6]]) -> bool {
+    if span.is_empty() {
+        return false;
+    }
+    let a = DMatrix::from_fn(6, span.len(), |i, k| span[k][i]);
+    let v = DVector::from_column_slice(m);
+    let svd = a.clone().svd(true, true);
+    let Ok(coef) = svd.solve(&v, 1e-12) else {
+        return false;
+    };
+    (&a * coef - &v).norm() <= 1e-8 * v.norm().max(1e-300)
+}
+
+/// How many distinct other parts (grounded ones included) `part` is jointed to.
+fn jointed_parts(assembly: &Assembly, part: PartKey) -> usize {
+    let mut others: Vec<PartKey> = Vec::new();
+    for (_, j) in assembly.joints() {
+        if j.suppressed {
+            continue;
+        }
+        let other = if j.i.part == part {
+            j.j.part
+        } else if j.j.part == part {
+            j.i.part
+        } else {
+            continue;
+        };
+        if other != part && !others.contains(&other) {
+            others.push(other);
+        }
+    }
+    others.len()
+}
+
+/// Independent motions of one part (its 6 rows of the null-space motions): pure
+/// translations first, then rotations with any sliding that a translation already covers
+/// taken out.
+fn part_motions(block: &DMatrix<f64>) -> Vec<[f64; 6]> {
+    let span = column_space(block);
+    if span.is_empty() {
+        return Vec::new();
+    }
+    let basis: Vec<[f64; 6]> = span
+        .iter()
+        .map(|z| {
+            let m = block * z;
+            [m[0], m[1], m[2], m[3], m[4], m[5]]
+        })
+        .collect();
+    let k = basis.len();
+    // Translations: combinations with no rotation.
+    let rot = DMatrix::from_fn(3, k, |i, c| basis[c][3 + i]);
+    let translations: Vec<[f64; 6]> = null_combinations(&rot, k)
+        .iter()
+        .map(|z| {
+            let mut m = [0.0; 6];
+            for (c, b) in basis.iter().enumerate() {
+                for i in 0..6 {
+                    m[i] += z[c] * b[i];
+                }
+            }
+            m
+        })
+        .collect();
+    let mut out = translations.clone();
+    // Rotations: an orthonormal complement, in the rotation part.
+    let mut rotations: Vec<[f64; 3]> = Vec::new();
+    let mut rotation_motions = Vec::new();
+    for b in &basis {
+        let mut w = [b[3], b[4], b[5]];
+        let mut m = *b;
+        for (q, qm) in rotations.iter().zip(&rotation_motions) {
+            let c = dot(w, *q);
+            w = [w[0] - c * q[0], w[1] - c * q[1], w[2] - c * q[2]];
+            let qm: &[f64; 6] = qm;
+            for i in 0..6 {
+                m[i] -= c * qm[i];
+            }
+        }
+        let n = dot(w, w).sqrt();
+        if n > 1e-9 && rotations.len() < 3 {
+            rotations.push(w.map(|x| x / n));
+            rotation_motions.push(m.map(|x| x / n));
+        }
+    }
+    // Take out sliding that the translations cover.
+    for mut m in rotation_motions {
+        for t in &translations {
+            let dir = [t[0], t[1], t[2]];
+            let tn = dot(dir, dir);
+            if tn > 0.0 {
+                let c = dot([m[0], m[1], m[2]], dir) / tn;
+                for i in 0..3 {
+                    m[i] -= c * t[i];
+                }
+            }
+        }
+        out.push(m);
+    }
+    out
+}
+
+/// The motion `(dp, dtheta)` of a part whose origin is at `origin`, in words.
+fn classify(m: [f64; 6], origin: [f64; 3]) -> Motion {
+    let omega = [m[3], m[4], m[5]];
+    let w2 = dot(omega, omega);
+    let dp = [m[0], m[1], m[2]];
+    if w2 <= 1e-24 * dot(dp, dp).max(1e-300) {
+        return Motion::Translation {
+            direction: canonical(dp),
+        };
+    }
+    // Velocity of the point at the world origin: dp - omega x origin.
+    let wxo = cross(omega, origin);
+    let v0 = [dp[0] - wxo[0], dp[1] - wxo[1], dp[2] - wxo[2]];
+    let axis = canonical(omega);
+    let point_raw = cross(omega, v0).map(|x| x / w2);
+    let scale = dot(origin, origin).sqrt();
+    let point = clean(point_raw, scale);
+    let h = dot(omega, v0) / w2;
+    let pitch = 2.0 * std::f64::consts::PI * h;
+    if pitch.abs() <= 1e-9 * scale.max(1.0) {
+        Motion::Rotation { axis, point }
+    } else {
+        Motion::Screw { axis, point, pitch }
+    }
+}
