@@ -36,6 +36,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Solve, then report degrees of freedom, redundant and conflicting joints and the
+    /// motions each part has left.
+    Check {
+        /// Assembly file (.json or .asmt).
+        file: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Convert an assembly (.asmt or JSON v1) to JSON v1.
     Convert {
         /// Input file (.asmt or .json).
@@ -45,6 +54,7 @@ enum Command {
     },
 }
 
+mod check;
 mod solve;
 
 /// A failure and the exit status it maps to.
@@ -83,6 +93,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             output,
             json,
         } => solve::run(&file, &set, output.as_deref(), json),
+        Command::Check { file, json } => check::run(&file, json),
         Command::Convert { input, output } => {
             let assembly = load(&input)?;
             write_atomically(&output, tenon_model::write_json(&assembly).as_bytes())

@@ -44,12 +44,30 @@ fn apply_sets(assembly: &mut Assembly, sets: &[String], file: &Path) -> Result<(
     Ok(())
 }
 
-pub(crate) fn run(
-    file: &Path,
-    sets: &[String],
-    output: Option<&Path>,
-    as_json: bool,
-) -> Result<(), Failure> {
+/// An assembly loaded, built and solved (or not).
+pub(crate) struct Solved {
+    pub(crate) name: String,
+    pub(crate) assembly: Assembly,
+    pub(crate) system: System,
+    pub(crate) compiled: tenon_system::Compiled,
+    pub(crate) state: Vec<f64>,
+    pub(crate) params: Vec<f64>,
+    pub(crate) report: SolveReport,
+}
+
+impl Solved {
+    pub(crate) fn problem(&self) -> Problem<'_> {
+        Problem {
+            system: &self.system,
+            compiled: &self.compiled,
+            assembly: &self.assembly,
+        }
+    }
+}
+
+/// Loads `file`, applies `--set`s, builds, compiles and solves (with a progress line for
+/// large assemblies).
+pub(crate) fn load_and_solve(file: &Path, sets: &[String]) -> Result<Solved, Failure> {
     let mut assembly = load(file)?;
     apply_sets(&mut assembly, sets, file)?;
     let name = file.display().to_string();
@@ -78,6 +96,31 @@ pub(crate) fn run(
         error: anyhow!("{name}: {e}"),
     })?;
     progress.done();
+    Ok(Solved {
+        name,
+        assembly,
+        system,
+        compiled,
+        state,
+        params,
+        report,
+    })
+}
+
+pub(crate) fn run(
+    file: &Path,
+    sets: &[String],
+    output: Option<&Path>,
+    as_json: bool,
+) -> Result<(), Failure> {
+    let Solved {
+        name,
+        assembly,
+        system,
+        state,
+        report,
+        ..
+    } = load_and_solve(file, sets)?;
     let solved = solved_assembly(&assembly, &system, &state);
     let text = if as_json {
         let mut t = serde_json::to_string_pretty(&report_json(&solved, &system, &report))
@@ -108,7 +151,7 @@ pub(crate) fn run(
 }
 
 /// The assembly with free parts at their solved poses.
-fn solved_assembly(assembly: &Assembly, system: &System, state: &[f64]) -> Assembly {
+pub(crate) fn solved_assembly(assembly: &Assembly, system: &System, state: &[f64]) -> Assembly {
     let mut out = assembly.clone();
     for fp in system.free_parts() {
         let v: Vec<f64> = fp
@@ -162,7 +205,7 @@ impl Progress {
     }
 }
 
-fn owner_joint(assembly: &Assembly, system: &System, equation: usize) -> String {
+pub(crate) fn owner_joint(assembly: &Assembly, system: &System, equation: usize) -> String {
     match system.equations().get(equation).map(|e| e.owner) {
         Some(Owner::Joint(j)) | Some(Owner::Drive(j, _)) => {
             assembly.joint(j).map_or(String::new(), |j| j.id.clone())
@@ -188,7 +231,7 @@ fn total_dof(report: &SolveReport) -> Option<usize> {
     report.clusters.iter().map(|c| c.dof).sum()
 }
 
-fn pose_json(assembly: &Assembly) -> Value {
+pub(crate) fn pose_json(assembly: &Assembly) -> Value {
     let mut parts = serde_json::Map::new();
     for (_, p) in assembly.parts() {
         let values = assembly.parameter_values().ok();
@@ -217,7 +260,7 @@ fn side_name(side: tenon_solve::LimitSide) -> &'static str {
     }
 }
 
-fn messages(system: &System, assembly: &Assembly, report: &SolveReport) -> Vec<String> {
+pub(crate) fn messages(system: &System, assembly: &Assembly, report: &SolveReport) -> Vec<String> {
     let mut m = Vec::new();
     for l in report.clusters.iter().flat_map(|c| &c.limits) {
         let id = assembly.joint(l.joint).map_or("?", |j| j.id.as_str());
@@ -250,7 +293,6 @@ fn messages(system: &System, assembly: &Assembly, report: &SolveReport) -> Vec<S
             "no part is grounded: solved relative to the first part, '{id}'"
         ));
     }
-    m.push("redundant and conflicting joints are not named yet (tenon check will)".into());
     m
 }
 
@@ -361,6 +403,11 @@ fn human(assembly: &Assembly, system: &System, report: &SolveReport, name: &str)
     }
     for m in messages(system, assembly, report) {
         out.push_str(&format!("  note: {m}\n"));
+    }
+    if !report.converged || report.clusters.iter().any(|c| c.rank.is_none()) {
+        out.push_str(
+            "  `tenon check` names redundant and conflicting joints and the motions left\n",
+        );
     }
     out
 }

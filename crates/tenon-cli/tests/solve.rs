@@ -170,3 +170,53 @@ fn limits_that_bind_are_reported_and_one_that_cannot_hold_fails_the_solve() {
         "{text}"
     );
 }
+
+#[test]
+fn check_reports_freedoms_redundancy_and_conflicts() {
+    let o = tenon()
+        .arg("check")
+        .arg(fixture("four-bar.json"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["status"], "solved");
+    assert_eq!(report["dof"], 1);
+    let cluster = &report["clusters"][0];
+    assert_eq!(cluster["status"], "over_constrained");
+    assert_eq!(cluster["redundant"], serde_json::json!(["rocker-pivot"]));
+    assert_eq!(cluster["conflicting"], serde_json::json!([]));
+    let motions = report["free_motions"].as_array().unwrap();
+    assert_eq!(motions.len(), 3);
+    assert_eq!(motions[0]["part"], "crank");
+    assert_eq!(motions[0]["kind"], "rotation");
+    assert_eq!(motions[0]["axis"], serde_json::json!([0.0, 0.0, 1.0]));
+    assert_eq!(motions[0]["point"], serde_json::json!([0.0, 0.0, 0.0]));
+    // Human form: sentences about parts and joints.
+    let o = tenon()
+        .arg("check")
+        .arg(fixture("four-bar.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("joint 'rocker-pivot' repeats what the other joints already hold"));
+    assert!(text.contains("crank can turn about the axis (0, 0, 1) through (0, 0, 0)"));
+    // A pivot 1 mm off the plane: conflicting, exit 1, the size named.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bent.json");
+    let mut bent: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("four-bar.json")).unwrap()).unwrap();
+    bent["parts"][0]["markers"]["D"]["position"] = serde_json::json!([100.0, 0.0, 1.0]);
+    std::fs::write(&file, bent.to_string()).unwrap();
+    let o = tenon().arg("check").arg(&file).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("joint 'rocker-pivot' cannot hold together with 'crank-pivot', 'crank-coupler' and 'coupler-rocker': with those holding, it is off by 1.000000"),
+        "{text}"
+    );
+    // Bad input: exit 2.
+    let o = tenon().arg("check").arg(dir.path()).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -1,0 +1,227 @@
+//! `tenon check`: solve, then diagnose: degrees of freedom, redundant and conflicting
+//! joints, free motions; as JSON (the spec's report) or as sentences grouped by cluster.
+
+use std::path::Path;
+
+use anyhow::anyhow;
+use serde_json::{json, Value};
+use tenon_model::{Assembly, JointKey, PartKey};
+use tenon_solve::{diagnose, ClusterDiagnosis, Diagnosis, Motion, SolveOptions};
+
+use crate::solve::{load_and_solve, messages, pose_json, solved_assembly, Solved};
+use crate::Failure;
+
+pub(crate) fn run(file: &Path, as_json: bool) -> Result<(), Failure> {
+    let solved = load_and_solve(file, &[])?;
+    let diagnosis = diagnose(
+        &solved.problem(),
+        &solved.state,
+        &solved.params,
+        &solved.report,
+        SolveOptions::default(),
+    )
+    .map_err(|e| Failure {
+        status: 1,
+        error: anyhow!("{}: {e}", solved.name),
+    })?;
+    let shown = solved_assembly(&solved.assembly, &solved.system, &solved.state);
+    let text = if as_json {
+        let mut t = serde_json::to_string_pretty(&report_json(&shown, &solved, &diagnosis))
+            .unwrap_or_default();
+        t.push('\n');
+        t
+    } else {
+        human(&shown, &solved, &diagnosis)
+    };
+    print!("{text}");
+    let conflicting = diagnosis.clusters.iter().any(|c| !c.conflicts.is_empty());
+    if solved.report.converged && !conflicting {
+        Ok(())
+    } else {
+        Err(Failure {
+            status: 1,
+            error: anyhow!(
+                "{}: not solved (largest residual {:.3e}{})",
+                solved.name,
+                solved.report.max_residual,
+                if conflicting {
+                    "; conflicting joints"
+                } else {
+                    ""
+                }
+            ),
+        })
+    }
+}
+
+fn part_name(assembly: &Assembly, key: PartKey) -> String {
+    assembly.part(key).map_or("?".into(), |p| p.id.clone())
+}
+
+fn joint_name(assembly: &Assembly, key: JointKey) -> String {
+    assembly.joint(key).map_or("?".into(), |j| j.id.clone())
+}
+
+fn round(v: [f64; 3]) -> [f64; 3] {
+    v.map(|x| {
+        let r = (x * 1e9).round() / 1e9;
+        if r == 0.0 {
+            0.0
+        } else {
+            r
+        }
+    })
+}
+
+fn motion_json(assembly: &Assembly, part: PartKey, motion: &Motion, idle: bool) -> Value {
+    let part = part_name(assembly, part);
+    match *motion {
+        Motion::Translation { direction } => {
+            json!({ "part": part, "kind": "translation", "direction": round(direction), "idle": idle })
+        }
+        Motion::Rotation { axis, point } => {
+            json!({ "part": part, "kind": "rotation", "axis": round(axis), "point": round(point), "idle": idle })
+        }
+        Motion::Screw { axis, point, pitch } => {
+            json!({ "part": part, "kind": "screw", "axis": round(axis), "point": round(point), "pitch": pitch, "idle": idle })
+        }
+    }
+}
+
+fn report_json(assembly: &Assembly, solved: &Solved, diagnosis: &Diagnosis) -> Value {
+    let clusters: Vec<Value> = diagnosis
+        .clusters
+        .iter()
+        .zip(&solved.report.clusters)
+        .map(|(c, r)| {
+            let conflicting: Vec<Vec<String>> = c
+                .conflicts
+                .iter()
+                .map(|k| k.joints.iter().map(|j| joint_name(assembly, *j)).collect())
+                .collect();
+            json!({
+                "parts": c.parts.iter().map(|p| part_name(assembly, *p)).collect::<Vec<_>>(),
+                "joints": c.joints.iter().map(|j| joint_name(assembly, *j)).collect::<Vec<_>>(),
+                "status": c.status.name(),
+                "dof": c.dof,
+                "iterations": r.iterations,
+                "redundant": c.redundant.iter().map(|j| joint_name(assembly, *j)).collect::<Vec<_>>(),
+                "conflicting": conflicting.iter().flatten().collect::<Vec<_>>(),
+                "conflicts": c.conflicts.iter().zip(&conflicting).map(|(k, names)| {
+                    json!({ "joints": names, "violation": k.violation })
+                }).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let free_motions: Vec<Value> = diagnosis
+        .clusters
+        .iter()
+        .flat_map(|c| &c.free_motions)
+        .map(|f| motion_json(assembly, f.part, &f.motion, f.idle))
+        .collect();
+    let conflicting = diagnosis.clusters.iter().any(|c| !c.conflicts.is_empty());
+    json!({
+        "status": if solved.report.converged && !conflicting { "solved" } else { "failed" },
+        "max_residual": solved.report.max_residual,
+        "dof": diagnosis.dof(),
+        "parts": pose_json(assembly),
+        "clusters": clusters,
+        "free_motions": free_motions,
+        "messages": messages(&solved.system, assembly, &solved.report),
+    })
+}
+
+fn fmt3(v: [f64; 3]) -> String {
+    let r = round(v);
+    format!("({}, {}, {})", r[0], r[1], r[2])
+}
+
+fn names(assembly: &Assembly, joints: &[JointKey]) -> String {
+    let quoted: Vec<String> = joints
+        .iter()
+        .map(|j| format!("'{}'", joint_name(assembly, *j)))
+        .collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => quoted.join(""),
+    }
+}
+
+fn cluster_sentences(assembly: &Assembly, c: &ClusterDiagnosis, out: &mut String) {
+    for j in &c.redundant {
+        out.push_str(&format!(
+            "    joint '{}' repeats what the other joints already hold (redundant)\n",
+            joint_name(assembly, *j)
+        ));
+    }
+    for k in &c.conflicts {
+        if let Some((last, rest)) = k.joints.split_last() {
+            out.push_str(&format!(
+                "    joint '{}' cannot hold together with {}: with those holding, it is off by {:.6}\n",
+                joint_name(assembly, *last),
+                names(assembly, rest),
+                k.violation
+            ));
+        }
+    }
+    for f in &c.free_motions {
+        let part = part_name(assembly, f.part);
+        let sentence = match f.motion {
+            Motion::Translation { direction } => {
+                format!("{part} can slide along {}", fmt3(direction))
+            }
+            Motion::Rotation { axis, point } if f.idle => format!(
+                "{part} can spin about the axis {} through {} without moving anything else (idle)",
+                fmt3(axis),
+                fmt3(point)
+            ),
+            Motion::Rotation { axis, point } => format!(
+                "{part} can turn about the axis {} through {}",
+                fmt3(axis),
+                fmt3(point)
+            ),
+            Motion::Screw { axis, point, pitch } => format!(
+                "{part} can screw along the axis {} through {}, advancing {pitch:.6} per turn",
+                fmt3(axis),
+                fmt3(point)
+            ),
+        };
+        out.push_str(&format!("    {sentence}\n"));
+    }
+}
+
+fn human(assembly: &Assembly, solved: &Solved, diagnosis: &Diagnosis) -> String {
+    let mut out = String::new();
+    let conflicting = diagnosis.clusters.iter().any(|c| !c.conflicts.is_empty());
+    let status = if solved.report.converged && !conflicting {
+        "solved"
+    } else {
+        "NOT solved"
+    };
+    out.push_str(&format!(
+        "{}: {status}; largest residual {:.1e}; {}\n",
+        solved.name,
+        solved.report.max_residual,
+        diagnosis.dof().map_or(
+            "degrees of freedom not counted (a cluster too large to analyse)".to_string(),
+            |d| format!("{d} degree(s) of freedom left")
+        )
+    ));
+    for (k, c) in diagnosis.clusters.iter().enumerate() {
+        let parts: Vec<String> = c.parts.iter().map(|p| part_name(assembly, *p)).collect();
+        out.push_str(&format!(
+            "  cluster {} ({}): {}, {}\n",
+            k + 1,
+            parts.join(", "),
+            c.status.name().replace('_', "-"),
+            c.dof.map_or("not analysed".to_string(), |d| format!(
+                "{d} degree(s) of freedom"
+            ))
+        ));
+        cluster_sentences(assembly, c, &mut out);
+    }
+    for m in messages(&solved.system, assembly, &solved.report) {
+        out.push_str(&format!("  note: {m}\n"));
+    }
+    out
+}
