@@ -183,6 +183,8 @@ pub fn diagnose(
         .enumerate()
         .map(|(k, fp)| (fp.part, k))
         .collect();
+    let all_parts: Vec<PartKey> = system.free_parts().iter().map(|fp| fp.part).collect();
+    let jointed = jointed_parts(assembly, &all_parts);
     let mut clusters = Vec::with_capacity(report.clusters.len());
     for c in &report.clusters {
         let mut rows = c.equations.clone();
@@ -316,7 +318,7 @@ pub fn diagnose(
         diagnosis.conflicts = conflicts;
         diagnosis.free_motions = free_motions(
             system,
-            assembly,
+            &jointed,
             state,
             &c.parts,
             &part_index,
@@ -509,7 +511,7 @@ fn column_space(m: &DMatrix<f64>) -> Vec<DVector<f64>> {
 #[allow(clippy::too_many_arguments)]
 fn free_motions(
     system: &System,
-    assembly: &Assembly,
+    jointed: &FxHashMap<PartKey, Vec<PartKey>>,
     state: &[f64],
     parts: &[PartKey],
     part_index: &FxHashMap<PartKey, usize>,
@@ -572,7 +574,7 @@ fn free_motions(
                 [m[0], m[1], m[2], m[3], m[4], m[5]]
             })
             .collect();
-        let jointed = jointed_parts(assembly, part);
+        let jointed = jointed.get(&part).map_or(0, |v| v.len());
         for m in part_motions(&block) {
             let idle = jointed >= 2
                 && m[3..].iter().any(|x| x.abs() > 1e-12)
@@ -618,25 +620,24 @@ fn in_span(m: &[f64; 6], span: &[[f64; 6]]) -> bool {
     (&a * coef - &v).norm() <= 1e-8 * v.norm().max(1e-300)
 }
 
-/// How many distinct other parts (grounded ones included) `part` is jointed to.
-fn jointed_parts(assembly: &Assembly, part: PartKey) -> usize {
-    let mut others: Vec<PartKey> = Vec::new();
+/// For each of `parts`, the distinct other parts (grounded ones included) it is jointed
+/// to.
+fn jointed_parts(assembly: &Assembly, parts: &[PartKey]) -> FxHashMap<PartKey, Vec<PartKey>> {
+    let mut out: FxHashMap<PartKey, Vec<PartKey>> =
+        parts.iter().map(|&p| (p, Vec::new())).collect();
     for (_, j) in assembly.joints() {
-        if j.suppressed {
+        if j.suppressed || j.i.part == j.j.part {
             continue;
         }
-        let other = if j.i.part == part {
-            j.j.part
-        } else if j.j.part == part {
-            j.i.part
-        } else {
-            continue;
-        };
-        if other != part && !others.contains(&other) {
-            others.push(other);
+        for (a, b) in [(j.i.part, j.j.part), (j.j.part, j.i.part)] {
+            if let Some(list) = out.get_mut(&a) {
+                if !list.contains(&b) {
+                    list.push(b);
+                }
+            }
         }
     }
-    others.len()
+    out
 }
 
 /// Independent motions of one part (its 6 rows of the null-space motions): pure

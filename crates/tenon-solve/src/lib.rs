@@ -201,10 +201,6 @@ pub struct Problem<'a> {
     pub assembly: &'a Assembly,
 }
 
-thread_local! {
-    static THREAD_SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::new());
-}
-
 /// Solves every cluster from `state` (updated in place, as are the turn counters in
 /// `params`).
 pub fn solve(
@@ -229,10 +225,10 @@ pub fn solve(
         // One scratch per thread, kept between solves (it is large and zeroed when
         // made).
         let with_scratch = |cluster| {
-            THREAD_SCRATCH.with(|cell| match cell.try_borrow_mut() {
-                Ok(mut scratch) => one(&mut scratch, cluster),
-                Err(_) => one(&mut Scratch::new(), cluster),
-            })
+            let mut scratch = Scratch::take_thread_local();
+            let result = one(&mut scratch, cluster);
+            Scratch::give_back(scratch);
+            result
         };
         if clusters.len() > 1 {
             clusters.par_iter().map(with_scratch).collect()

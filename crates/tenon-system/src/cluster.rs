@@ -77,6 +77,29 @@ impl LimitRow {
     }
 }
 
+thread_local! {
+    static THREAD_SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::new());
+}
+
+impl Scratch {
+    /// This thread's scratch, kept between calls (empty if it is lent out already);
+    /// hand it back with [`give_back`](Self::give_back).
+    pub fn take_thread_local() -> Scratch {
+        THREAD_SCRATCH
+            .with(|cell| cell.try_borrow_mut().map(|mut s| std::mem::take(&mut *s)))
+            .unwrap_or_default()
+    }
+
+    /// Keeps `scratch` as this thread's for the next [`take_thread_local`](Self::take_thread_local).
+    pub fn give_back(scratch: Scratch) {
+        THREAD_SCRATCH.with(|cell| {
+            if let Ok(mut s) = cell.try_borrow_mut() {
+                *s = scratch;
+            }
+        });
+    }
+}
+
 /// One cluster, compiled: its equations, parts and extra unknowns, and its tapes.
 #[derive(Debug, Clone)]
 pub struct ClusterTape {

@@ -18,6 +18,8 @@ pub struct Compiled {
     clusters: Vec<ClusterTape>,
     fixed: ClusterTape,
     branches: CachedTape,
+    /// Per equation, its cluster (`clusters.len()` for the fixed set).
+    cluster_of: Vec<u32>,
 }
 
 impl Compiled {
@@ -30,6 +32,12 @@ impl Compiled {
     /// parts.
     pub fn fixed(&self) -> &ClusterTape {
         &self.fixed
+    }
+
+    /// The cluster holding equation `row` (`None` for the fixed set or out of range).
+    pub fn cluster_of(&self, row: usize) -> Option<usize> {
+        let k = *self.cluster_of.get(row)? as usize;
+        (k < self.clusters.len()).then_some(k)
     }
 
     fn all(&self) -> impl Iterator<Item = &ClusterTape> {
@@ -113,7 +121,16 @@ impl System {
         let (clusters, fixed) = compile_clusters(self)?;
         let indicators: Vec<ExprId> = self.branches.iter().map(|&(_, e)| e).collect();
         let branches = self.graph.compile(&indicators, &[])?;
+        let mut cluster_of = vec![clusters.len() as u32; self.equations.len()];
+        for (k, c) in clusters.iter().enumerate() {
+            for &r in c.equations() {
+                if let Some(slot) = cluster_of.get_mut(r) {
+                    *slot = k as u32;
+                }
+            }
+        }
         Ok(Compiled {
+            cluster_of,
             clusters,
             fixed,
             branches: CachedTape::new(branches),
@@ -155,8 +172,24 @@ impl System {
         }
         let mut residuals = vec![0.0; rows.len()];
         let mut entries = Vec::new();
-        let mut scratch = Scratch::new();
-        for cluster in compiled.all() {
+        let mut scratch = Scratch::take_thread_local();
+        let mut holding: Vec<usize> = rows
+            .iter()
+            .map(|&r| {
+                compiled
+                    .cluster_of
+                    .get(r)
+                    .map_or(compiled.clusters.len(), |&k| k as usize)
+            })
+            .collect();
+        holding.sort_unstable();
+        holding.dedup();
+        for cluster in holding.iter().filter_map(|&k| {
+            compiled
+                .clusters
+                .get(k)
+                .or((k == compiled.clusters.len()).then_some(&compiled.fixed))
+        }) {
             let wanted: Vec<(usize, &Vec<u32>)> = cluster
                 .equations()
                 .iter()
@@ -182,6 +215,7 @@ impl System {
                 }
             }
         }
+        Scratch::give_back(scratch);
         Ok((
             residuals,
             TangentJacobian {
@@ -200,7 +234,7 @@ impl System {
         params: &[f64],
     ) -> Result<Vec<f64>, SystemError> {
         let mut r = vec![0.0; self.equations.len()];
-        let mut scratch = Scratch::new();
+        let mut scratch = Scratch::take_thread_local();
         for cluster in compiled.all() {
             let local = cluster.gather(state);
             let mut out = cluster.output();
@@ -211,6 +245,7 @@ impl System {
                 }
             }
         }
+        Scratch::give_back(scratch);
         Ok(r)
     }
 
@@ -287,12 +322,13 @@ impl System {
         if self.turns.is_empty() {
             return Ok(());
         }
-        let mut scratch = Scratch::new();
-        for cluster in compiled.all() {
+        let mut scratch = Scratch::take_thread_local();
+        for cluster in compiled.all().filter(|c| c.has_turns()) {
             let mut out = cluster.output();
             let (a, b) = (cluster.gather(old), cluster.gather(new));
             cluster.update_turns(&mut scratch, &a, &b, params, &mut out)?;
         }
+        Scratch::give_back(scratch);
         Ok(())
     }
 }

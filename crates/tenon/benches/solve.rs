@@ -8,6 +8,9 @@
 //! - `ladder/N`: a closed-loop ladder of N planar four-bar cells joined by revolutes
 //!   (3 parts per cell, redundant equations in every cell, one cluster); 3334 cells is
 //!   the 10,000-part ladder;
+//! - `diagnose_rssr/M`, `diagnose_ladder/N`: `tenon check`'s diagnosis of the solved
+//!   assemblies (ladders up to 100 cells, 300 parts: larger clusters are beyond the
+//!   dense analysis);
 //! - `resolve_100_parts`: 33 planar four-bars (100 parts with ground) whose cranks all
 //!   follow one parameter; time to re-solve after the parameter changes (no rebuild).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -63,6 +66,40 @@ fn bench(c: &mut Criterion) {
         })
         .collect();
     group(c, "ladder", &ladder, generate::ladder);
+
+    // Diagnosis (tenon check) of solved assemblies: the solve inside finds nothing to do.
+    let mut group = c.benchmark_group("diagnose_rssr");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(3));
+    for &n in &sizes {
+        let mut m = built(&generate::rssr(n));
+        m.solve().unwrap();
+        group.bench_with_input(BenchmarkId::from_parameter(n), &m, |b, m| {
+            b.iter_batched(
+                || m.clone(),
+                |mut m| m.diagnose().unwrap().dof(),
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("diagnose_ladder");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(3));
+    for &n in sizes.iter().filter(|&&n| n <= 100) {
+        let mut m = built(&generate::ladder(n));
+        m.solve().unwrap();
+        group.bench_with_input(BenchmarkId::from_parameter(n), &m, |b, m| {
+            b.iter_batched(
+                || m.clone(),
+                |mut m| m.diagnose().unwrap().dof(),
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
 
     let mut m = built(&generate::four_bars(33, true));
     assert!(m.solve().unwrap().converged);

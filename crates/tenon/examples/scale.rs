@@ -28,7 +28,7 @@ fn main() {
     let build = t.elapsed();
     let mut m2 = m.clone();
     let t = Instant::now();
-    let report = m2.solve().unwrap();
+    let report = m2.solve().unwrap().clone();
     let solve = t.elapsed();
     let iterations: usize = report
         .clusters
@@ -61,6 +61,11 @@ fn main() {
         }
         println!("resolve x{n}: {:.3?} each", t.elapsed() / n.max(1) as u32);
         return;
+    }
+    if std::env::var_os("TENON_DIAGNOSE").is_some() {
+        let t = Instant::now();
+        let d = m2.diagnose().unwrap();
+        println!("diagnose {:.2?}, dof {:?}", t.elapsed(), d.dof());
     }
     println!(
         "{kind} {n}: build {build:.2?}, solve {solve:.2?}, converged {}, residual {:.1e}, clusters {}, max iterations {iterations}",
