@@ -68,16 +68,18 @@ pub(crate) fn solve_cluster(
         })
         .collect();
     let mut reports = Vec::with_capacity(pieces.len());
-    for piece in pieces {
+    for (k, piece) in pieces.iter().enumerate() {
+        // `out` holds the evaluation at the start until the first piece moves anything.
         let report = solve_piece(
             cluster,
             scratch,
             &mut local,
             &mut params,
             &mut out,
-            &piece,
+            piece,
             &weight,
             options,
+            k == 0,
         )?;
         let parts = piece
             .cols
@@ -214,6 +216,7 @@ fn solve_piece(
     piece: &Part,
     weight: &[f64],
     options: SolveOptions,
+    evaluated: bool,
 ) -> Result<PieceReport, SolveError> {
     let mut rows = piece.rows.clone();
     let mut active: Vec<LimitRow> = Vec::new();
@@ -229,8 +232,13 @@ fn solve_piece(
     let mut trial = local.to_vec();
     let mut delta = vec![0.0; n];
     let mut matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
+    // The caller's evaluation at the starting state serves the first iteration.
+    let mut fresh = evaluated;
     loop {
-        cluster.evaluate(scratch, local, params, out)?;
+        if !fresh {
+            cluster.evaluate(scratch, local, params, out)?;
+        }
+        fresh = false;
         let r: Vec<f64> = rows.iter().map(|&k| out.residuals()[k]).collect();
         let residual = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         // Joint limits (active set): a limit the converged pose breaks is held at its

@@ -1,7 +1,9 @@
 //! Times load, build and solve of the generated assemblies at a given size (a quick look;
 //! the numbers that count come from `cargo bench -p tenon --bench solve`).
 //!
-//! `cargo run --release -p tenon --example scale -- ladder 1000`
+//! `cargo run --release -p tenon --example scale -- ladder 1000 [OUT.json]`: kinds
+//! `ladder`, `chain`, `rssr`, `four_bars`; `resolve N` re-solves 33 driven four-bars N
+//! times. With `TENON_DIAGNOSE` set, also times the diagnosis.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 #[path = "../tests/common/generate.rs"]
@@ -10,10 +12,26 @@ mod generate;
 use std::time::Instant;
 use tenon::Mechanism;
 
+fn resolve(n: usize) {
+    let mut m = Mechanism::from_json(&generate::four_bars(33, true), None).unwrap();
+    m.solve().unwrap();
+    let t = Instant::now();
+    for k in 0..n {
+        m.set_parameter("crank", if k % 2 == 0 { 61.0 } else { 60.0 })
+            .unwrap();
+        assert!(m.solve().unwrap().converged);
+    }
+    println!("resolve x{n}: {:.3?} each", t.elapsed() / n.max(1) as u32);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let kind = args.get(1).map_or("ladder", |s| s.as_str());
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
+    if kind == "resolve" {
+        resolve(n);
+        return;
+    }
     let text = match kind {
         "chain" => generate::chain(n),
         "rssr" => generate::rssr(n),
@@ -26,47 +44,29 @@ fn main() {
     let t = Instant::now();
     let m = Mechanism::from_json(&text, None).unwrap();
     let build = t.elapsed();
-    let mut m2 = m.clone();
+    let mut solved = m.clone();
     let t = Instant::now();
-    let report = m2.solve().unwrap().clone();
+    let report = solved.solve().unwrap().clone();
     let solve = t.elapsed();
-    let iterations: usize = report
+    for c in report.clusters.iter().filter(|c| !c.converged) {
+        println!(
+            "  not converged: {} parts, residual {:.1e}, {} iterations",
+            c.parts.len(),
+            c.max_residual,
+            c.iterations
+        );
+    }
+    if std::env::var_os("TENON_DIAGNOSE").is_some() {
+        let t = Instant::now();
+        let d = solved.diagnose().unwrap();
+        println!("diagnose {:.2?}, dof {:?}", t.elapsed(), d.dof());
+    }
+    let iterations = report
         .clusters
         .iter()
         .map(|c| c.iterations)
         .max()
         .unwrap_or(0);
-    for c in report.clusters.iter().filter(|c| !c.converged) {
-        println!(
-            "  not converged: {} parts from {:?}, residual {:.1e}, {} iterations",
-            c.parts.len(),
-            c.parts.first(),
-            c.max_residual,
-            c.iterations
-        );
-    }
-    if kind == "resolve" {
-        let mut m = Mechanism::from_json(&generate::four_bars(33, true), None).unwrap();
-        m.solve().unwrap();
-        let t = Instant::now();
-        for k in 0..n {
-            m.set_parameter("crank", if k % 2 == 0 { 61.0 } else { 60.0 })
-                .unwrap();
-            let r = m.solve().unwrap();
-            assert!(r.converged);
-            if k < 3 {
-                let its: Vec<usize> = r.clusters.iter().map(|c| c.iterations).collect();
-                println!("iterations {its:?}");
-            }
-        }
-        println!("resolve x{n}: {:.3?} each", t.elapsed() / n.max(1) as u32);
-        return;
-    }
-    if std::env::var_os("TENON_DIAGNOSE").is_some() {
-        let t = Instant::now();
-        let d = m2.diagnose().unwrap();
-        println!("diagnose {:.2?}, dof {:?}", t.elapsed(), d.dof());
-    }
     println!(
         "{kind} {n}: build {build:.2?}, solve {solve:.2?}, converged {}, residual {:.1e}, clusters {}, max iterations {iterations}",
         report.converged,
