@@ -110,6 +110,10 @@ fn report_json(assembly: &Assembly, solved: &Solved, diagnosis: &Diagnosis) -> V
                 "conflicts": c.conflicts.iter().zip(&conflicting).map(|(k, names)| {
                     json!({ "joints": names, "violation": k.violation })
                 }).collect::<Vec<_>>(),
+                "structure": {
+                    "excess_equations": c.structure.excess_equations,
+                    "unfixed_unknowns": c.structure.unfixed_unknowns,
+                },
             })
         })
         .collect();
@@ -148,6 +152,18 @@ fn names(assembly: &Assembly, joints: &[JointKey]) -> String {
 }
 
 fn cluster_sentences(assembly: &Assembly, c: &ClusterDiagnosis, out: &mut String) {
+    if c.structure.excess_equations > 0 {
+        out.push_str(&format!(
+            "    by structure alone, at least {} equation(s) repeat or conflict (more equations than the unknowns they involve)\n",
+            c.structure.excess_equations
+        ));
+    }
+    if c.structure.unfixed_unknowns > 0 {
+        out.push_str(&format!(
+            "    by structure alone, at least {} degree(s) of freedom are left (unknowns no equation reaches enough)\n",
+            c.structure.unfixed_unknowns
+        ));
+    }
     for j in &c.redundant {
         out.push_str(&format!(
             "    joint '{}' repeats what the other joints already hold (redundant)\n",

@@ -22,15 +22,21 @@
 //!   while that part is jointed to two or more others, is named idle (a rod spinning
 //!   between two balls).
 //!
-//! Dense: clusters of up to [`DIAGNOSE_COLUMNS`] tangent columns. Larger ones are
-//! reported as not analysed (a sparse rank-revealing factorization is future work).
+//! - Structure first, at every size: the Dulmage-Mendelsohn decomposition of the
+//!   cluster's sparsity pattern proves a lower bound on repeated equations (more
+//!   equations than the unknowns they involve) and on freedom left.
+//!
+//! Dense: clusters of up to [`DIAGNOSE_COLUMNS`] tangent columns. Larger ones get the
+//! structural bounds only (a sparse rank-revealing factorization is future work).
 
 use nalgebra::{DMatrix, DVector};
 use rustc_hash::FxHashMap;
 use tenon_model::{Assembly, JointKey, PartKey};
 use tenon_system::{Owner, System};
 
-use crate::{column_weights, Problem, SolveError, SolveOptions, SolveReport};
+use crate::{
+    column_weights, dulmage_mendelsohn, Incidence, Problem, SolveError, SolveOptions, SolveReport,
+};
 
 /// A row adding less than this fraction of its own length is dependent.
 pub const DEPENDENT_ROW: f64 = 1e-8;
@@ -118,6 +124,18 @@ pub struct FreeMotion {
     pub idle: bool,
 }
 
+/// What the sparsity pattern alone proves (Dulmage-Mendelsohn), before any numbers:
+/// available at every size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Structure {
+    /// Equations beyond the unknowns they involve, in the over-determined part: at least
+    /// this many must repeat or conflict.
+    pub excess_equations: usize,
+    /// Unknowns beyond the equations that involve them, in the under-determined part: at
+    /// least this many degrees of freedom are left.
+    pub unfixed_unknowns: usize,
+}
+
 /// The diagnosis of one cluster.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClusterDiagnosis {
@@ -135,6 +153,8 @@ pub struct ClusterDiagnosis {
     pub conflicts: Vec<Conflict>,
     /// Independent motions left, per part.
     pub free_motions: Vec<FreeMotion>,
+    /// What the structure alone proves.
+    pub structure: Structure,
 }
 
 /// The diagnosis of an assembly, cluster by cluster (as in the solve report).
@@ -218,6 +238,21 @@ pub fn diagnose(
         extras.sort_unstable();
         extras.dedup();
         cols.extend(extras);
+        let col_of: FxHashMap<usize, usize> =
+            cols.iter().enumerate().map(|(k, &c)| (c, k)).collect();
+        let mut adjacency: Vec<Vec<u32>> = vec![Vec::new(); rows.len()];
+        for &(r, col, _) in &jac.entries {
+            if let (Some(&k), Some(row)) =
+                (col_of.get(&(col as usize)), adjacency.get_mut(r as usize))
+            {
+                row.push(k as u32);
+            }
+        }
+        let dm = dulmage_mendelsohn(&Incidence::new(cols.len(), adjacency));
+        let structure = Structure {
+            excess_equations: dm.over.rows.len().saturating_sub(dm.over.columns.len()),
+            unfixed_unknowns: dm.under.columns.len().saturating_sub(dm.under.rows.len()),
+        };
         let base = ClusterDiagnosis {
             parts: c.parts.clone(),
             joints,
@@ -226,13 +261,12 @@ pub fn diagnose(
             redundant: Vec::new(),
             conflicts: Vec::new(),
             free_motions: Vec::new(),
+            structure,
         };
         if cols.len() > DIAGNOSE_COLUMNS {
             clusters.push(base);
             continue;
         }
-        let col_of: FxHashMap<usize, usize> =
-            cols.iter().enumerate().map(|(k, &c)| (c, k)).collect();
         let weight = |col: usize| weights.get(col).copied().unwrap_or(1.0);
         let mut a = DMatrix::<f64>::zeros(rows.len(), cols.len());
         for &(r, col, v) in &jac.entries {

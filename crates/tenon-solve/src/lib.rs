@@ -57,8 +57,8 @@ impl Default for SolveOptions {
 }
 
 pub use diagnose::{
-    diagnose, ClusterDiagnosis, Conflict, Diagnosis, FreeMotion, Motion, Status, CONSISTENT,
-    DEPENDENT_ROW, DIAGNOSE_COLUMNS,
+    diagnose, ClusterDiagnosis, Conflict, Diagnosis, FreeMotion, Motion, Status, Structure,
+    CONSISTENT, DEPENDENT_ROW, DIAGNOSE_COLUMNS,
 };
 pub use linalg::DENSE_COLUMNS;
 

@@ -192,3 +192,15 @@ fn a_screw_leaves_one_screw_motion_of_its_pitch() {
     assert_eq!(screws.len(), 1, "{:?}", c.free_motions);
     assert!((screws[0].abs() - 5.0).abs() < 1e-6, "pitch {}", screws[0]);
 }
+
+#[test]
+fn structure_alone_bounds_what_the_numbers_find() {
+    // Four-bar of revolutes: 20 equations on 18 unknowns.
+    let (_, d) = diagnosed(&fixture("four-bar.json"));
+    assert_eq!(d.clusters[0].structure.excess_equations, 2);
+    assert_eq!(d.clusters[0].structure.unfixed_unknowns, 0);
+    // RSSR: 16 equations on 18 unknowns.
+    let (_, d) = diagnosed(&fixture("rssr-four-bar.json"));
+    assert_eq!(d.clusters[0].structure.unfixed_unknowns, 2);
+    assert_eq!(d.clusters[0].structure.excess_equations, 0);
+}

@@ -123,3 +123,15 @@ fn many_clusters_solve_alike_on_any_thread_count() {
     }
     assert_eq!(a.report(), b.report());
 }
+
+#[test]
+fn a_cluster_too_large_for_the_numbers_still_gets_its_structure() {
+    // 250 cells, 750 parts, 4,500 tangent columns: beyond the dense diagnosis.
+    let mut m = Mechanism::from_json(&generate::ladder(250), None).unwrap();
+    let d = m.diagnose().unwrap();
+    let c = &d.clusters[0];
+    assert_eq!(c.status, tenon::Status::NotAnalysed);
+    assert_eq!(c.dof, None);
+    // 20 equations and 18 unknowns per cell.
+    assert_eq!(c.structure.excess_equations, 500);
+}
