@@ -237,12 +237,19 @@ pub fn solve(
         }
     };
     let mut reports = Vec::new();
+    // Final residuals, from each cluster's last evaluation and the fixed set's.
+    let mut r = vec![0.0; system.equations().len()];
     for (cluster, result) in clusters.iter().zip(results) {
         let result = result?;
         cluster.scatter(&result.local, state);
         for (index, value) in result.turns {
             if let Some(p) = params.get_mut(index) {
                 *p = value;
+            }
+        }
+        for &(k, v) in &result.residuals {
+            if let Some(x) = r.get_mut(k) {
+                *x = v;
             }
         }
         reports.extend(result.reports);
@@ -254,7 +261,18 @@ pub fn solve(
         .copied()
         .filter(|&r| takes_part(system, r, options.include_motions))
         .collect();
-    let r = system.residuals(compiled, state, params)?;
+    if !constant_rows.is_empty() {
+        let fixed = compiled.fixed();
+        let mut out = fixed.output();
+        let mut scratch = Scratch::take_thread_local();
+        fixed.evaluate_residuals(&mut scratch, &[], params, &mut out)?;
+        Scratch::give_back(scratch);
+        for (&k, &v) in fixed.equations().iter().zip(out.residuals()) {
+            if let Some(x) = r.get_mut(k) {
+                *x = v;
+            }
+        }
+    }
     // The equations this solve was asked to satisfy (motions only when included).
     let considered: Vec<usize> = reports
         .iter()

@@ -35,6 +35,8 @@ pub(crate) struct ClusterResult {
     /// Its turn counters' new values: `(parameter index, value)`.
     pub(crate) turns: Vec<(usize, f64)>,
     pub(crate) reports: Vec<ClusterReport>,
+    /// Final residuals of the equations solved: `(equation index, value)`.
+    pub(crate) residuals: Vec<(usize, f64)>,
 }
 
 /// Solves compiled cluster `cluster` from the global `state`.
@@ -68,6 +70,7 @@ pub(crate) fn solve_cluster(
         })
         .collect();
     let mut reports = Vec::with_capacity(pieces.len());
+    let mut residuals = Vec::new();
     for (k, piece) in pieces.iter().enumerate() {
         // `out` holds the evaluation at the start until the first piece moves anything.
         let report = solve_piece(
@@ -95,6 +98,12 @@ pub(crate) fn solve_cluster(
             .iter()
             .filter_map(|&r| cluster.equations().get(r).copied())
             .collect();
+        residuals.extend(
+            report
+                .residuals
+                .iter()
+                .filter_map(|&(k, v)| Some((*cluster.equations().get(k)?, v))),
+        );
         let limits: Vec<LimitReport> = report
             .limits
             .iter()
@@ -132,6 +141,7 @@ pub(crate) fn solve_cluster(
         local,
         turns,
         reports,
+        residuals,
     })
 }
 
@@ -200,6 +210,8 @@ fn split(
 struct PieceReport {
     iterations: usize,
     residual: f64,
+    /// The residuals of its equations at the end: `(local row, value)`.
+    residuals: Vec<(usize, f64)>,
     rank: Option<usize>,
     /// Its limit sides that bind (held as equations) and those still violated, with
     /// how far each is beyond its bound.
@@ -265,6 +277,7 @@ fn solve_piece(
             return Ok(PieceReport {
                 iterations,
                 residual,
+                residuals: final_residuals(piece, out),
                 rank: Some(0),
                 limits: limit_report(piece, &active, out, options),
             });
@@ -276,6 +289,7 @@ fn solve_piece(
             return Ok(PieceReport {
                 iterations,
                 residual,
+                residuals: final_residuals(piece, out),
                 rank: if active.is_empty() {
                     factored.rank()
                 } else {
@@ -346,6 +360,7 @@ fn solve_piece(
                 return Ok(PieceReport {
                     iterations,
                     residual: r.iter().fold(0.0f64, |m, x| m.max(x.abs())),
+                    residuals: final_residuals(piece, out),
                     rank: equation_rank(
                         cluster,
                         local,
@@ -360,6 +375,15 @@ fn solve_piece(
             }
         }
     }
+}
+
+/// The residuals of the piece's equations from the last evaluation.
+fn final_residuals(piece: &Part, out: &ClusterOutput) -> Vec<(usize, f64)> {
+    piece
+        .rows
+        .iter()
+        .map(|&k| (k, out.residuals().get(k).copied().unwrap_or(0.0)))
+        .collect()
 }
 
 /// The rank of the piece's equations alone (limits held at their bounds are not
