@@ -204,3 +204,46 @@ fn structure_alone_bounds_what_the_numbers_find() {
     assert_eq!(d.clusters[0].structure.unfixed_unknowns, 2);
     assert_eq!(d.clusters[0].structure.excess_equations, 0);
 }
+
+/// Every fixture: the diagnosis counts the same degrees of freedom as the solve's rank,
+/// finds nothing conflicting in an assembly that solves, and lists at least as many
+/// repeated equations as the structure proves.
+#[test]
+fn every_fixture_diagnoses_consistently_with_its_solve() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 15);
+    for path in names {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (m, d) = diagnosed(&text);
+        let report = m.report().unwrap();
+        assert!(report.converged, "{}", path.display());
+        for (c, r) in d.clusters.iter().zip(&report.clusters) {
+            assert_eq!(c.dof, r.dof, "{}", path.display());
+            assert!(
+                c.conflicts.is_empty(),
+                "{}: {:?}",
+                path.display(),
+                c.conflicts
+            );
+            assert_ne!(c.status, Status::Conflicting);
+            assert_ne!(c.status, Status::Failed);
+            if c.structure.excess_equations > 0 {
+                assert!(
+                    !c.redundant.is_empty(),
+                    "{}: the structure proves repetition, none named",
+                    path.display()
+                );
+            }
+            // Free motions: one per freedom of each part at most, none when DOF is 0.
+            if c.dof == Some(0) {
+                assert!(c.free_motions.is_empty(), "{}", path.display());
+            }
+        }
+    }
+}
