@@ -4,33 +4,35 @@
 //! `cargo run --release -p tenon --example scale -- ladder 1000 [OUT.json]`: kinds
 //! `ladder`, `chain`, `rssr`, `four_bars`; `resolve N` re-solves 33 driven four-bars N
 //! times. With `TENON_DIAGNOSE` set, also times the diagnosis.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+#![allow(missing_docs)]
 
 #[path = "../tests/common/generate.rs"]
 mod generate;
 
+use std::error::Error;
 use std::time::Instant;
 use tenon::Mechanism;
 
-fn resolve(n: usize) {
-    let mut m = Mechanism::from_json(&generate::four_bars(33, true), None).unwrap();
-    m.solve().unwrap();
+fn resolve(n: usize) -> Result<(), Box<dyn Error>> {
+    let mut m = Mechanism::from_json(&generate::four_bars(33, true), None)?;
+    m.solve()?;
     let t = Instant::now();
     for k in 0..n {
-        m.set_parameter("crank", if k % 2 == 0 { 61.0 } else { 60.0 })
-            .unwrap();
-        assert!(m.solve().unwrap().converged);
+        m.set_parameter("crank", if k % 2 == 0 { 61.0 } else { 60.0 })?;
+        if !m.solve()?.converged {
+            return Err("a re-solve did not converge".into());
+        }
     }
     println!("resolve x{n}: {:.3?} each", t.elapsed() / n.max(1) as u32);
+    Ok(())
 }
 
-fn main() {
+fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().collect();
     let kind = args.get(1).map_or("ladder", |s| s.as_str());
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
     if kind == "resolve" {
-        resolve(n);
-        return;
+        return resolve(n);
     }
     let text = match kind {
         "chain" => generate::chain(n),
@@ -39,14 +41,14 @@ fn main() {
         _ => generate::ladder(n),
     };
     if let Some(path) = args.get(3) {
-        std::fs::write(path, &text).unwrap();
+        std::fs::write(path, &text).map_err(|e| format!("{path}: cannot write: {e}"))?;
     }
     let t = Instant::now();
-    let m = Mechanism::from_json(&text, None).unwrap();
+    let m = Mechanism::from_json(&text, None)?;
     let build = t.elapsed();
     let mut solved = m.clone();
     let t = Instant::now();
-    let report = solved.solve().unwrap().clone();
+    let report = solved.solve()?.clone();
     let solve = t.elapsed();
     for c in report.clusters.iter().filter(|c| !c.converged) {
         println!(
@@ -58,7 +60,7 @@ fn main() {
     }
     if std::env::var_os("TENON_DIAGNOSE").is_some() {
         let t = Instant::now();
-        let d = solved.diagnose().unwrap();
+        let d = solved.diagnose()?;
         println!("diagnose {:.2?}, dof {:?}", t.elapsed(), d.dof());
     }
     let iterations = report
@@ -73,4 +75,5 @@ fn main() {
         report.max_residual,
         report.clusters.len()
     );
+    Ok(())
 }
