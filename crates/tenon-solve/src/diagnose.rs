@@ -12,8 +12,8 @@
 //!   **conflicting**; the conflict's joints are those with `c_k != 0` and the dependent
 //!   row's own. The coefficients are unique (the rows before are independent), so the
 //!   set is minimal among these rows. Its violation: the cluster's other joints are
-//!   solved exactly from the best point, and the largest residual of the conflict's last
-//!   joint there is reported (model units for points, radians for axes), what a person
+//!   solved exactly from the best point (the solve's own Newton, on those equations
+//!   only), and the largest residual of the conflict's last joint there is reported (model units for points, radians for axes), what a person
 //!   means by "the link is 1 mm too long"; `|r_d - sum c_k r_k|` when the others cannot
 //!   be solved either.
 //! - Free motions: the null space of `A` (the orthogonal complement of the independent
@@ -32,8 +32,9 @@
 use nalgebra::{DMatrix, DVector};
 use rustc_hash::FxHashMap;
 use tenon_model::{Assembly, JointKey, PartKey};
-use tenon_system::{Owner, System};
+use tenon_system::{Owner, Scratch, System};
 
+use crate::newton;
 use crate::{
     column_weights, dulmage_mendelsohn, Incidence, Problem, SolveError, SolveOptions, SolveReport,
 };
@@ -331,7 +332,7 @@ pub fn diagnose(
                     .filter(|&r| owner_joint(system, assembly, r) == Some(last))
                     .collect();
                 if let Some(v) =
-                    violation_without(problem, state, params, &keep, &own, &cols, &weight)?
+                    violation_without(problem, state, params, &keep, &own, &weights, options)?
                 {
                     conflict.violation = v;
                 }
@@ -365,54 +366,40 @@ pub fn diagnose(
     Ok(Diagnosis { clusters })
 }
 
-/// Solves `keep` exactly from `state` (least-change Gauss-Newton, dense) and returns the
-/// largest residual of `own` there, or `None` when `keep` cannot be solved either.
+/// Solves `keep` exactly from `state` (the solve's least-change Newton, on the cluster
+/// holding them) and returns the largest residual of `own` there, or `None` when `keep`
+/// cannot be solved either.
 fn violation_without(
     problem: &Problem<'_>,
     state: &[f64],
     params: &[f64],
     keep: &[usize],
     own: &[usize],
-    cols: &[usize],
-    weight: &dyn Fn(usize) -> f64,
+    weights: &[f64],
+    options: SolveOptions,
 ) -> Result<Option<f64>, SolveError> {
-    let system = problem.system;
     let compiled = problem.compiled;
-    let mut x = state.to_vec();
-    let mut p = params.to_vec();
-    let col_of: FxHashMap<usize, usize> = cols.iter().enumerate().map(|(k, &c)| (c, k)).collect();
-    let mut held = false;
-    for _ in 0..50 {
-        let (r, jac) = system.tangent_jacobian_of_rows(compiled, &x, &p, keep)?;
-        if r.iter().all(|v| v.abs() <= 1e-10) {
-            held = true;
-            break;
-        }
-        let mut a = DMatrix::<f64>::zeros(keep.len(), cols.len());
-        for &(row, col, v) in &jac.entries {
-            if let Some(&k) = col_of.get(&(col as usize)) {
-                a[(row as usize, k)] += v / weight(col as usize);
-            }
-        }
-        let Ok(dy) = a
-            .svd(true, true)
-            .solve(&DVector::from_column_slice(&r), 1e-12)
-        else {
-            break;
-        };
-        let mut delta = vec![0.0; system.tangent_dimension()];
-        for (k, &c) in cols.iter().enumerate() {
-            delta[c] = -dy[k] / weight(c);
-        }
-        let old = x.clone();
-        system.retract(&mut x, &delta);
-        system.update_turns(compiled, &old, &x, &mut p)?;
-    }
+    let Some(k) = own.first().and_then(|&r| compiled.cluster_of(r)) else {
+        return Ok(None);
+    };
+    let Some(cluster) = compiled.clusters().get(k) else {
+        return Ok(None);
+    };
+    let local_row = |r: &usize| cluster.equations().binary_search(r).ok();
+    let keep: Vec<usize> = keep.iter().filter_map(local_row).collect();
+    let own: Vec<usize> = own.iter().filter_map(local_row).collect();
+    let mut scratch = Scratch::take_thread_local();
+    let (local, params, held) =
+        newton::solve_rows(cluster, &mut scratch, state, params, weights, keep, options)?;
+    let mut out = cluster.output();
+    cluster.evaluate_residuals(&mut scratch, &local, &params, &mut out)?;
+    Scratch::give_back(scratch);
     if !held {
         return Ok(None);
     }
-    let (r, _) = system.tangent_jacobian_of_rows(compiled, &x, &p, own)?;
-    Ok(Some(r.iter().fold(0.0f64, |m, v| m.max(v.abs()))))
+    Ok(Some(own.iter().fold(0.0f64, |m, &r| {
+        m.max(out.residuals().get(r).copied().unwrap_or(0.0).abs())
+    })))
 }
 
 /// A dependent row: its index, its coefficients on independent rows `(row, c)`, and the

@@ -39,6 +39,58 @@ pub(crate) struct ClusterResult {
     pub(crate) residuals: Vec<(usize, f64)>,
 }
 
+/// The weights of a cluster's local tangent columns, from the system's.
+fn local_weights(cluster: &ClusterTape, weights: &[f64]) -> Vec<f64> {
+    (0..cluster.tangent_dimension())
+        .map(|k| {
+            weights
+                .get(cluster.global_column(k))
+                .copied()
+                .unwrap_or(1.0)
+        })
+        .collect()
+}
+
+/// Solves only some equations of a cluster (`rows`, local indices), every unknown of the
+/// cluster free, from the global `state`: the same least-change Newton as a solve.
+/// Returns the local state and the parameters at the end, and whether `rows` hold.
+pub(crate) fn solve_rows(
+    cluster: &ClusterTape,
+    scratch: &mut Scratch,
+    state: &[f64],
+    params: &[f64],
+    weights: &[f64],
+    rows: Vec<usize>,
+    options: SolveOptions,
+) -> Result<(Vec<f64>, Vec<f64>, bool), SolveError> {
+    let mut local = cluster.gather(state);
+    let mut params: Cow<'_, [f64]> = Cow::Borrowed(params);
+    let mut out = cluster.output();
+    cluster.evaluate(scratch, &local, &params, &mut out)?;
+    let piece = Part {
+        cols: (0..cluster.tangent_dimension()).collect(),
+        rows,
+        limits: Vec::new(),
+    };
+    let weight = local_weights(cluster, weights);
+    let report = solve_piece(
+        cluster,
+        scratch,
+        &mut local,
+        &mut params,
+        &mut out,
+        &piece,
+        &weight,
+        options,
+        true,
+    )?;
+    Ok((
+        local,
+        params.into_owned(),
+        report.residual <= options.tolerance,
+    ))
+}
+
 /// Solves compiled cluster `cluster` from the global `state`.
 pub(crate) fn solve_cluster(
     system: &System,
@@ -61,14 +113,7 @@ pub(crate) fn solve_cluster(
     rows.extend(cluster.limit_rows().iter().map(|l| l.row));
     let jac = cluster.tangent_jacobian(&local, &out, &rows);
     let pieces = split(cluster, &rows, used.len(), &jac);
-    let weight: Vec<f64> = (0..cluster.tangent_dimension())
-        .map(|k| {
-            weights
-                .get(cluster.global_column(k))
-                .copied()
-                .unwrap_or(1.0)
-        })
-        .collect();
+    let weight = local_weights(cluster, weights);
     let mut reports = Vec::with_capacity(pieces.len());
     let mut residuals = Vec::new();
     for (k, piece) in pieces.iter().enumerate() {
