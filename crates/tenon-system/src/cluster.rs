@@ -399,7 +399,7 @@ pub(crate) fn compile_clusters(
         .collect();
     // Clusters numbered by their first group (file order of parts).
     let mut index: FxHashMap<usize, usize> = FxHashMap::default();
-    let mut members: Vec<Members> = Vec::new();
+    let mut members: Vec<ClusterMembers> = Vec::new();
     for g in 0..groups {
         let root = uf.find(g);
         let k = *index.entry(root).or_insert_with(|| {
@@ -407,22 +407,22 @@ pub(crate) fn compile_clusters(
             members.len() - 1
         });
         if g < n_parts {
-            members[k].0.push(g);
+            members[k].parts.push(g);
         } else {
-            members[k].1.push(g - n_parts);
+            members[k].extras.push(g - n_parts);
         }
     }
     let mut fixed_equations = Vec::new();
     let mut fixed_turns = Vec::new();
     for (r, g) in eq_group.iter().enumerate() {
         match g.and_then(|g| index.get(&uf.find(g))) {
-            Some(&k) => members[k].2.push(r),
+            Some(&k) => members[k].equations.push(r),
             None => fixed_equations.push(r),
         }
     }
     for (t, g) in turn_group.iter().enumerate() {
         match g.and_then(|g| index.get(&uf.find(g))) {
-            Some(&k) => members[k].3.push(t),
+            Some(&k) => members[k].turns.push(t),
             None => fixed_turns.push(t),
         }
     }
@@ -434,17 +434,8 @@ pub(crate) fn compile_clusters(
         }
     }
     let mut clusters = Vec::with_capacity(members.len());
-    for ((parts, extras, equations, turns), limits) in members.into_iter().zip(cluster_limits) {
-        clusters.push(compile_one(
-            system,
-            ClusterMembers {
-                parts,
-                extras,
-                equations,
-                turns,
-            },
-            &limits,
-        )?);
+    for (cluster, limits) in members.into_iter().zip(cluster_limits) {
+        clusters.push(compile_one(system, cluster, &limits)?);
     }
     let fixed = compile_one(
         system,
@@ -459,10 +450,9 @@ pub(crate) fn compile_clusters(
     Ok((clusters, fixed))
 }
 
-/// A cluster's parts, extra unknowns, equations and counted angles (indices).
-type Members = (Vec<usize>, Vec<usize>, Vec<usize>, Vec<usize>);
-
-/// A cluster's members by name.
+/// A cluster's members: indices of its free parts, extra unknowns, equations and
+/// counted angles.
+#[derive(Default)]
 struct ClusterMembers {
     parts: Vec<usize>,
     extras: Vec<usize>,
