@@ -78,14 +78,19 @@ fn bad_input_exits_2_and_names_the_file_and_place() {
     let usage = tenon().arg("convert").output().unwrap();
     assert_eq!(usage.status.code(), Some(2));
 
-    let asmt = tenon()
-        .arg("convert")
-        .arg(corpus("camfollower.asmt"))
-        .arg(&out)
-        .output()
-        .unwrap();
+    // An .asmt file with a joint kind Tenon does not read.
+    let text = std::fs::read_to_string(corpus("camfollower.asmt"))
+        .unwrap()
+        .replacen("CurveCurveContact", "SurfaceSurfaceContact", 1);
+    let bad = dir.path().join("bad.asmt");
+    std::fs::write(&bad, text).unwrap();
+    let asmt = tenon().arg("convert").arg(&bad).arg(&out).output().unwrap();
     assert_eq!(asmt.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&asmt.stderr).contains("camfollower.asmt: line "));
+    let stderr = String::from_utf8_lossy(&asmt.stderr);
+    assert!(
+        stderr.contains("bad.asmt: line ") && stderr.contains("'SurfaceSurfaceContact'"),
+        "{stderr}"
+    );
 }
 
 #[test]

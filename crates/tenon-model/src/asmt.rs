@@ -9,6 +9,9 @@
 //! Units: the files carry bare numbers; they load as metres, radians, kilograms and
 //! seconds (OndselSolver is unit-agnostic, and its motion formulas are in radians).
 
+use std::cell::RefCell;
+
+use rustc_hash::FxHashSet;
 use serde_json::{json, Value};
 
 use crate::assembly::{
@@ -28,12 +31,18 @@ pub fn read_asmt(
     source_name: Option<&str>,
 ) -> std::result::Result<Assembly, ModelError> {
     let tree = Tree::parse(text).map_err(|e| e.in_source(source_name))?;
-    Reader { tree: &tree }
-        .assembly()
-        .map_err(|e| e.in_source(source_name))
+    let mut reader = Reader {
+        tree: &tree,
+        contact_markers: FxHashSet::default(),
+        curves: RefCell::default(),
+    };
+    reader.contact_markers = reader.contact_marker_names();
+    reader.assembly().map_err(|e| e.in_source(source_name))
 }
 
 type Result<T> = std::result::Result<T, ModelError>;
+
+mod curves;
 
 /// One line of the file in the tree.
 #[derive(Debug)]
@@ -167,6 +176,10 @@ fn translate_formula(text: &str) -> String {
 
 struct Reader<'t, 'a> {
     tree: &'t Tree<'a>,
+    /// `(part, marker)` names that curve contacts refer to.
+    contact_markers: FxHashSet<(String, String)>,
+    /// Curves of those markers, filled as parts are read.
+    curves: RefCell<curves::Curves>,
 }
 
 /// A marker path resolved: the part and the marker's name.
@@ -574,9 +587,31 @@ impl<'a> Reader<'_, 'a> {
         if let Some(rp) = self.child(p, "RefPoints") {
             part.markers = self.markers(rp)?;
         }
-        self.require_empty(p, "RefCurves")?;
-        self.require_empty(p, "RefSurfaces")?;
         let mut extra = serde_json::Map::new();
+        if let Some(rc) = self.child(p, "RefCurves") {
+            let curves::PartCurves { markers, unused } = self.ref_curves(
+                rc,
+                &part.id,
+                &self.contact_markers,
+                &mut self.curves.borrow_mut(),
+            )?;
+            for (name, placement) in markers {
+                if part.marker(&name).is_some() {
+                    return Err(ModelError::at_line(
+                        self.line(rc),
+                        format!(
+                            "part '{}' has a marker and a curve marker both named '{name}'",
+                            part.id
+                        ),
+                    ));
+                }
+                part.markers.push((name, placement));
+            }
+            if !unused.is_empty() {
+                extra.insert("RefCurves".into(), Value::Array(unused));
+            }
+        }
+        self.require_empty(p, "RefSurfaces")?;
         self.motion_state(p, &mut extra, "initial_velocity")?;
         if let Some(f) = self.child(p, "FeatureOrder") {
             if !self.kids(f).is_empty() {
@@ -750,6 +785,7 @@ impl<'a> Reader<'_, 'a> {
                 &[("distanceIJ", Some(Field::Distance))],
             ),
             "NoRotationJoint" => (JointType::NoRotation, &[]),
+            "CurveCurveContact" => (JointType::CurveContact, &[("coeffRestitution", None)]),
             other => {
                 return Err(ModelError::at_line(
                     self.line(j),
@@ -769,6 +805,9 @@ impl<'a> Reader<'_, 'a> {
         };
         let i = self.marker_path(self.req(j, "MarkerI")?, assembly)?;
         let jm = self.marker_path(self.req(j, "MarkerJ")?, assembly)?;
+        let part_name = |k: PartKey| assembly.part(k).map(|p| p.id.clone()).unwrap_or_default();
+        let i_path = (part_name(i.part), i.name.clone());
+        let j_path = (part_name(jm.part), jm.name.clone());
         let mut joint = Joint {
             id,
             joint_type,
@@ -783,10 +822,33 @@ impl<'a> Reader<'_, 'a> {
             suppressed: false,
             fields: Vec::new(),
             profile: None,
+            profile_i: None,
             limits: Limits::default(),
             extra: None,
         };
         let mut extra = serde_json::Map::new();
+        if joint_type == JointType::CurveContact {
+            let curves = self.curves.borrow();
+            for (side, key, path) in [("i", "MarkerI", &i_path), ("j", "MarkerJ", &j_path)] {
+                let curve = curves.get(path).ok_or_else(|| {
+                    let item = self.child(j, key).unwrap_or(j);
+                    ModelError::at_line(
+                        self.line(item) + 1,
+                        format!(
+                            "'{}' of part '{}' is not a curve marker (a curve contact \
+                             joins two curves)",
+                            path.1, path.0
+                        ),
+                    )
+                })?;
+                if side == "i" {
+                    joint.profile_i = Some(curve.profile.clone());
+                } else {
+                    joint.profile = Some(curve.profile.clone());
+                }
+                extra.insert(format!("curve_{side}"), curve.record.clone());
+            }
+        }
         for &(key, field) in fields {
             let Some(item) = self.child(j, key) else {
                 if field.is_some_and(|f| joint_type.field_use(f).is_some_and(|u| u.required)) {
@@ -1032,6 +1094,7 @@ impl<'a> Reader<'_, 'a> {
             suppressed: false,
             fields: Vec::new(),
             profile: None,
+            profile_i: None,
             limits: Limits::default(),
             extra: Some(Extra(
                 json!({ "asmt": { "GeneralMotion": self.raw_block(m) } }),

@@ -37,6 +37,7 @@ pub enum JointType {
     ConstantVelocity,
     ScrewCoupling,
     NoRotation,
+    CurveContact,
 }
 
 /// A scalar field a joint may carry.
@@ -164,7 +165,7 @@ const fn drive(field: Field) -> FieldUse {
 
 impl JointType {
     /// Every type, in the spec's order.
-    pub const ALL: [JointType; 26] = [
+    pub const ALL: [JointType; 27] = [
         JointType::Fixed,
         JointType::Revolute,
         JointType::Cylindrical,
@@ -191,6 +192,7 @@ impl JointType {
         JointType::ConstantVelocity,
         JointType::ScrewCoupling,
         JointType::NoRotation,
+        JointType::CurveContact,
     ];
 
     /// Other names accepted on input.
@@ -233,6 +235,7 @@ impl JointType {
             JointType::ConstantVelocity => "constant_velocity",
             JointType::ScrewCoupling => "screw_coupling",
             JointType::NoRotation => "no_rotation",
+            JointType::CurveContact => "curve_contact",
         }
     }
 
@@ -277,7 +280,8 @@ impl JointType {
             | JointType::Belt
             | JointType::RackPinion
             | JointType::PointLineDistance
-            | JointType::ScrewCoupling => 1,
+            | JointType::ScrewCoupling
+            | JointType::CurveContact => 1,
         }
     }
 
@@ -323,9 +327,15 @@ impl JointType {
         self.fields().iter().copied().find(|u| u.field == field)
     }
 
-    /// True when the type takes a cam `profile`.
+    /// True when the type takes a profile on marker j (`profile` for a cam,
+    /// `profile_j` for a curve contact).
     pub fn takes_profile(self) -> bool {
-        self == JointType::Cam
+        matches!(self, JointType::Cam | JointType::CurveContact)
+    }
+
+    /// True when the type takes a profile on marker i too (`profile_i`).
+    pub fn takes_profile_i(self) -> bool {
+        self == JointType::CurveContact
     }
 
     /// True when the type has a free coordinate of this kind that a motion or a limit
@@ -335,16 +345,25 @@ impl JointType {
     }
 }
 
-/// A cam profile drawn in marker j's xy plane.
+/// The most radii or points a profile may have: each evaluation of a profile costs a
+/// term per point, and a start search samples it, so a much larger one would stall.
+pub const MAX_PROFILE_POINTS: usize = 4096;
+
+/// A closed curve drawn in a marker's xy plane (a cam's profile, either side of a curve
+/// contact). Each is traced by a parameter `s` in `[0, 2 pi)`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CamProfile {
-    /// A circle about marker j's origin.
+    /// A circle about the marker's origin: `r (cos s, sin s)`.
     Circle {
         /// Radius (> 0).
         radius: Scalar,
     },
-    /// Radii at `n` equal angles from `x_j`, joined by a periodic cubic spline.
+    /// Radii at `n` equal angles from the marker's x axis, joined by a periodic cubic
+    /// spline: `rho(s) (cos s, sin s)`.
     Polar(Vec<Scalar>),
+    /// Points `(x, y)` in the marker's xy plane, joined in order (and back to the first)
+    /// by a periodic cubic spline with the points at equal steps of `s`.
+    Points(Vec<[Scalar; 2]>),
 }
 
 /// Where a joint attaches on a part: a named marker, or a frame given in place.
@@ -399,8 +418,10 @@ pub struct Joint {
     pub suppressed: bool,
     /// Scalar fields, at most one per field, in [`Field::ALL`] order.
     pub fields: Vec<(Field, Scalar)>,
-    /// Cam profile (cam joints only).
+    /// The profile on marker j (cam and curve-contact joints only).
     pub profile: Option<CamProfile>,
+    /// The profile on marker i (curve-contact joints only).
+    pub profile_i: Option<CamProfile>,
     /// Limits on free coordinates.
     pub limits: Limits,
     /// Data for other programs, kept as given.

@@ -13,6 +13,7 @@ use crate::assembly::{
 use crate::error::{ModelError, Place};
 use crate::joint::{
     CamProfile, Field, Joint, JointType, Limits, MarkerRef, MarkerSpec, Range, Rule,
+    MAX_PROFILE_POINTS,
 };
 use crate::placement::{Placement, Rotation};
 use crate::scalar::{
@@ -766,17 +767,45 @@ fn read_joint(v: &Value, path: &str, assembly: &Assembly, ctx: &Ctx) -> Result<J
             _ => {}
         }
     }
-    let profile = match (joint_type.takes_profile(), o.get("profile")) {
-        (true, Some(v)) => Some(read_profile(v, &o.at("profile"), ctx)?),
-        (true, None) => return Err(ModelError::at_path(path, "a cam joint needs 'profile'")),
-        (false, Some(_)) => {
-            return Err(ModelError::at_path(
-                o.at("profile"),
-                format!("a {} joint has no profile", joint_type.name()),
-            ))
-        }
-        (false, None) => None,
+    // A cam's profile is `profile` (on marker j); a curve contact names both sides.
+    let j_key = if joint_type.takes_profile_i() {
+        "profile_j"
+    } else {
+        "profile"
     };
+    let mut profiles = [None, None];
+    for (slot, key, takes) in [
+        (0, "profile_i", joint_type.takes_profile_i()),
+        (1, j_key, joint_type.takes_profile()),
+    ] {
+        profiles[slot] = match (takes, o.get(key)) {
+            (true, Some(v)) => Some(read_profile(v, &o.at(key), ctx)?),
+            (true, None) => {
+                return Err(ModelError::at_path(
+                    path,
+                    format!("a {} joint needs '{key}'", joint_type.name()),
+                ))
+            }
+            (false, Some(_)) => {
+                return Err(ModelError::at_path(
+                    o.at(key),
+                    format!("a {} joint has no '{key}'", joint_type.name()),
+                ))
+            }
+            (false, None) => None,
+        };
+    }
+    for stray in ["profile", "profile_i", "profile_j"] {
+        let used = (stray == "profile_i" && joint_type.takes_profile_i())
+            || (stray == j_key && joint_type.takes_profile());
+        if !used && o.get(stray).is_some() {
+            return Err(ModelError::at_path(
+                o.at(stray),
+                format!("a {} joint has no '{stray}'", joint_type.name()),
+            ));
+        }
+    }
+    let [profile_i, profile] = profiles;
     let limits = match o.get("limits") {
         Some(v) => read_limits(v, &o.at("limits"), joint_type, ctx)?,
         None => Limits::default(),
@@ -791,6 +820,7 @@ fn read_joint(v: &Value, path: &str, assembly: &Assembly, ctx: &Ctx) -> Result<J
         suppressed,
         fields,
         profile,
+        profile_i,
         limits,
         extra,
     })
@@ -807,11 +837,11 @@ fn read_profile(v: &Value, path: &str, ctx: &Ctx) -> Result<CamProfile> {
     } else if let Some(p) = o.get("polar") {
         let ppath = o.at("polar");
         let items = array(p, &ppath)?;
-        if items.len() < 3 {
+        if !(3..=MAX_PROFILE_POINTS).contains(&items.len()) {
             return Err(ModelError::at_path(
                 &ppath,
                 format!(
-                    "a polar profile needs at least 3 radii, found {}",
+                    "a polar profile has 3 to {MAX_PROFILE_POINTS} radii, found {}",
                     items.len()
                 ),
             ));
@@ -822,10 +852,56 @@ fn read_profile(v: &Value, path: &str, ctx: &Ctx) -> Result<CamProfile> {
             .map(|(k, item)| ctx.scalar_rule(item, &format!("{ppath}[{k}]"), Rule::Positive))
             .collect::<Result<Vec<_>>>()?;
         CamProfile::Polar(radii)
+    } else if let Some(p) = o.get("points") {
+        let ppath = o.at("points");
+        let items = array(p, &ppath)?;
+        if !(3..=MAX_PROFILE_POINTS).contains(&items.len()) {
+            return Err(ModelError::at_path(
+                &ppath,
+                format!(
+                    "a points profile has 3 to {MAX_PROFILE_POINTS} points, found {}",
+                    items.len()
+                ),
+            ));
+        }
+        let mut points = Vec::with_capacity(items.len());
+        for (k, item) in items.iter().enumerate() {
+            let ipath = format!("{ppath}[{k}]");
+            let xy = array(item, &ipath)?;
+            let [x, y] = xy.as_slice() else {
+                return Err(ModelError::at_path(
+                    &ipath,
+                    format!("a profile point is [x, y], found {} numbers", xy.len()),
+                ));
+            };
+            let (sx, x) = ctx.scalar(x, &format!("{ipath}[0]"))?;
+            let (sy, y) = ctx.scalar(y, &format!("{ipath}[1]"))?;
+            points.push(([sx, sy], [x, y]));
+        }
+        // Each point must differ from the one before it (the last from the first: the
+        // curve closes by itself), or the curve would stop there and lose its tangent.
+        let n = points.len();
+        for k in 0..n {
+            let (a, b) = (points[(k + n - 1) % n].1, points[k].1);
+            let scale = a[0].abs().max(a[1].abs()).max(b[0].abs()).max(b[1].abs());
+            if (a[0] - b[0]).hypot(a[1] - b[1]) <= 1e-12 * scale.max(1.0) {
+                let what = if k == 0 {
+                    format!(
+                        "the last point repeats the first (point {}); the curve closes by itself",
+                        n - 1
+                    )
+                } else {
+                    format!("point {k} repeats point {}", k - 1)
+                };
+                return Err(ModelError::at_path(format!("{ppath}[{k}]"), what));
+            }
+        }
+        CamProfile::Points(points.into_iter().map(|(s, _)| s).collect())
     } else {
         return Err(ModelError::at_path(
             path,
-            "a profile is {\"circle\": {\"radius\": R}} or {\"polar\": [r0, r1, ...]}",
+            "a profile is {\"circle\": {\"radius\": R}}, {\"polar\": [r0, r1, ...]} or \
+             {\"points\": [[x0, y0], [x1, y1], ...]}",
         ));
     };
     o.finish()?;

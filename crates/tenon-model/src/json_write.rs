@@ -113,6 +113,16 @@ fn part(p: &Part) -> Value {
     Value::Object(map)
 }
 
+fn profile_value(p: &CamProfile) -> Value {
+    match p {
+        CamProfile::Circle { radius } => json!({ "circle": { "radius": scalar(radius) } }),
+        CamProfile::Polar(radii) => json!({ "polar": vector(radii) }),
+        CamProfile::Points(points) => json!({
+            "points": points.iter().map(|p| vector(p)).collect::<Vec<_>>()
+        }),
+    }
+}
+
 fn joint(assembly: &Assembly, j: &Joint) -> Value {
     let mut map = Map::new();
     map.insert("id".into(), Value::String(j.id.clone()));
@@ -125,17 +135,15 @@ fn joint(assembly: &Assembly, j: &Joint) -> Value {
     for (field, value) in &j.fields {
         map.insert(field.key().into(), scalar(value));
     }
-    match &j.profile {
-        Some(CamProfile::Circle { radius }) => {
-            map.insert(
-                "profile".into(),
-                json!({ "circle": { "radius": scalar(radius) } }),
-            );
+    let j_key = if j.joint_type.takes_profile_i() {
+        "profile_j"
+    } else {
+        "profile"
+    };
+    for (key, profile) in [("profile_i", &j.profile_i), (j_key, &j.profile)] {
+        if let Some(p) = profile {
+            map.insert(key.into(), profile_value(p));
         }
-        Some(CamProfile::Polar(radii)) => {
-            map.insert("profile".into(), json!({ "polar": vector(radii) }));
-        }
-        None => {}
     }
     let mut limits = Map::new();
     let range = |r: &crate::joint::Range| {

@@ -51,6 +51,7 @@ pub use assembly::{
 pub use error::{ModelError, Place};
 pub use joint::{
     CamProfile, Field, FieldUse, Joint, JointType, Limits, MarkerRef, MarkerSpec, Rule,
+    MAX_PROFILE_POINTS,
 };
 pub use json_read::{read_json, FORMAT_NAME, FORMAT_VERSION};
 pub use json_write::write_json;

@@ -1,6 +1,5 @@
-//! The OndselSolver corpus in ../shared/external/ondsel-asmt: every file loads (or, for
-//! the elements not read yet, fails with an error naming its line), with part, joint
-//! and motion counts checked against an independent count of the file's lines.
+//! The OndselSolver corpus in ../shared/external/ondsel-asmt: every file loads, with part,
+//! joint and motion counts checked against an independent count of the file's lines.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -44,30 +43,12 @@ fn counts(text: &str) -> (usize, usize, usize) {
     (parts, joints, motions)
 }
 
-/// Files that use elements Tenon does not read yet, and the line that says so.
-const NOT_YET: &[(&str, &str)] = &[
-    (
-        "00camrocker.asmt",
-        "'RefCurve' under 'RefCurves' is not supported yet",
-    ),
-    (
-        "camfollower.asmt",
-        "'RefCurve' under 'RefCurves' is not supported yet",
-    ),
-];
-
 #[test]
 fn every_corpus_file_loads_with_the_counts_of_the_file() {
     let files = common::files("../../../shared/external/ondsel-asmt", "asmt");
     assert_eq!(files.len(), 37, "the corpus has 37 files");
     let mut loaded = 0;
     for (name, text) in &files {
-        if let Some((_, why)) = NOT_YET.iter().find(|(n, _)| n == name) {
-            let err = read_asmt(text, Some(name)).expect_err(name);
-            assert!(err.message().contains(why), "{name}: {err}");
-            assert!(matches!(err.place(), Place::Line { .. }), "{name}: {err}");
-            continue;
-        }
         let a = read_asmt(text, Some(name)).unwrap_or_else(|e| panic!("{e}"));
         let (parts, joints, motions) = counts(text);
         // Joints with both markers on one part are recorded under extra, not made joints.
@@ -88,7 +69,7 @@ fn every_corpus_file_loads_with_the_counts_of_the_file() {
         assert_eq!(write_json(&b), json, "{name}: JSON round trip");
         loaded += 1;
     }
-    assert_eq!(loaded, 35);
+    assert_eq!(loaded, 37);
 }
 
 #[test]
@@ -248,6 +229,111 @@ fn malformed_asmt_names_the_line() {
             "case {k}: {err}"
         );
         assert!(err.to_string().starts_with("bad.asmt: line "), "{err}");
+    }
+}
+
+fn camfollower() -> String {
+    common::files("../../../shared/external/ondsel-asmt", "asmt")
+        .into_iter()
+        .find(|(n, _)| n == "camfollower.asmt")
+        .unwrap()
+        .1
+        .replace("\r\n", "\n")
+}
+
+#[test]
+fn a_curve_contact_reads_both_curves() {
+    let a = read_asmt(&camfollower(), None).unwrap();
+    let (_, contact) = a.joints().find(|(_, j)| j.id == "Joint3").unwrap();
+    assert_eq!(contact.joint_type, tenon_model::JointType::CurveContact);
+    // The ellipse (17 data points, the last closing) and the beam (35).
+    let count = |p: &Option<tenon_model::CamProfile>| match p {
+        Some(tenon_model::CamProfile::Points(p)) => p.len(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(count(&contact.profile_i), 16);
+    assert_eq!(count(&contact.profile), 34);
+    let extra = contact.extra.as_ref().unwrap().to_json_text();
+    for needle in [
+        "\"coeffRestitution\":\"0.5\"",
+        "\"Order\":5",
+        "-0.6582992559175",
+    ] {
+        assert!(extra.contains(needle), "{extra}");
+    }
+    // The curve marker sits at the curve's frame on its part.
+    let part = a.part(contact.i.part).unwrap();
+    assert!(part.marker("Marker2").is_some());
+}
+
+/// Malformed curves: each error names the line.
+#[test]
+fn malformed_curves_name_the_line() {
+    let text = camfollower();
+    let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let first = |prefix: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(prefix))
+            .unwrap()
+            .to_string()
+    };
+    let z_row = first("z\t");
+    let x_row = first("x\t");
+    let cases: Vec<(String, usize, &str)> = vec![
+        (
+            text.replacen(&z_row, &z_row.replacen("0.0 ", "0.5 ", 1), 1),
+            line_of(&z_row),
+            "data point 1 is off its curve frame's xy plane",
+        ),
+        (
+            text.replacen(&x_row, &x_row.replacen("1.0 ", "1.1 ", 1), 1),
+            line_of("GeneralSpline"),
+            "the curve does not close",
+        ),
+        (
+            text.replacen(
+                "\t\t\t\t\t\tOrder\n\t\t\t\t\t\t\t5",
+                "\t\t\t\t\t\tOrder\n\t\t\t\t\t\t\tfive",
+                1,
+            ),
+            line_of("\t\t\t\t\t\tOrder") + 1,
+            "a spline order is a whole number",
+        ),
+        (
+            text.replacen(&x_row, &format!("{x_row}\t0.5"), 1),
+            line_of(&x_row),
+            "data row 'x' has 18 values, row 's' has 17",
+        ),
+        (
+            text.replacen("\t\t\t\t\t\tOrder\n", "\t\t\t\t\t\tDegree\n", 1),
+            line_of("\t\t\t\t\t\tOrder"),
+            "'Degree' in 'GeneralSpline' is not understood",
+        ),
+        (
+            text.replacen(
+                "\t\t\t\tMarkerI\n\t\t\t\t\t/Assembly1/Part1/Marker2",
+                "\t\t\t\tMarkerI\n\t\t\t\t\t/Assembly1/Part1/Marker1",
+                1,
+            ),
+            line_of("/Assembly1/Part1/Marker2"),
+            "'Marker1' of part 'Part1' is not a curve marker",
+        ),
+    ];
+    for (k, (bad, line, message)) in cases.iter().enumerate() {
+        assert_ne!(bad, &text, "case {k} changed nothing");
+        let err = read_asmt(bad, Some("bad.asmt")).expect_err(message);
+        assert!(
+            err.message().contains(message),
+            "case {k}: {err}, want {message}"
+        );
+        assert_eq!(
+            err.place(),
+            &Place::Line {
+                line: *line,
+                column: None
+            },
+            "case {k}: {err}"
+        );
     }
 }
 

@@ -69,6 +69,8 @@ const EVERYTHING: &str = r#"{
       "profile": { "polar": [1, 1.2, 1.1, 0.9] } },
     { "id": "round", "type": "cam", "i": { "part": "a b/c ü", "marker": "m 1" }, "j": { "part": "cam", "marker": "c" },
       "profile": { "circle": { "radius": "half" } }, "extra": {} },
+    { "id": "touch", "type": "curve_contact", "i": { "part": "cam", "marker": "c" }, "j": { "part": "ground", "marker": "o" },
+      "profile_i": { "points": [[1, 0], [0, "half"], [-1, 0], [0, -1]] }, "profile_j": { "circle": { "radius": 2 } } },
     { "id": "slide", "type": "prismatic", "i": { "part": "cam", "marker": "c" }, "j": { "part": "ground", "marker": "o" },
       "limits": { "distance": [null, "L"] } }
   ],
@@ -153,6 +155,13 @@ fn malformed() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ("limits reversed", base(part, &joint(&format!(r#"{rev}, "limits": {{ "angle": [1, -1] }}"#))), "joints[0].limits.angle", "the minimum 1 is above the maximum -1"),
         ("cam without profile", base(part, &joint(r#""type": "cam", "i": { "part": "p", "marker": "m" }, "j": { "part": "g", "marker": "o" }"#)), "joints[0]", "a cam joint needs 'profile'"),
         ("suppressed not bool", base(part, &joint(&format!(r#"{rev}, "suppressed": 1"#))), "joints[0].suppressed", "expected true or false"),
+        ("curve contact without profile_i", base(part, &joint(&format!(r#"{}, "profile_j": {{ "circle": {{ "radius": 1 }} }}"#, r#""type": "curve_contact", "i": { "part": "p", "marker": "m" }, "j": { "part": "g", "marker": "o" }"#))), "joints[0]", "a curve_contact joint needs 'profile_i'"),
+        ("curve contact with a cam's profile", base(part, &joint(&format!(r#"{}, "profile_i": {{ "circle": {{ "radius": 1 }} }}, "profile_j": {{ "circle": {{ "radius": 1 }} }}, "profile": {{ "circle": {{ "radius": 1 }} }}"#, r#""type": "curve_contact", "i": { "part": "p", "marker": "m" }, "j": { "part": "g", "marker": "o" }"#))), "joints[0].profile", "a curve_contact joint has no 'profile'"),
+        ("cam with profile_i", base(part, &joint(r#""type": "cam", "i": { "part": "p", "marker": "m" }, "j": { "part": "g", "marker": "o" }, "profile": { "circle": { "radius": 1 } }, "profile_i": { "circle": { "radius": 1 } }"#)), "joints[0].profile_i", "a cam joint has no 'profile_i'"),
+        ("two profile points", base(part, &joint(r#""type": "cam", "i": { "part": "p", "marker": "m" }, "j": { "part": "g", "marker": "o" }, "profile": { "points": [[0, 0], [1, 0]] }"#)), "joints[0].profile.points", "a points profile has 3 to 4096 points, found 2"),
+        ("profile point of 3", base(part, &joint(r#""type": "cam", "i": { "part": "p", "marker": "m" }, "j": { "part": "g", "marker": "o" }, "profile": { "points": [[0, 0], [1, 0, 2], [1, 1]] }"#)), "joints[0].profile.points[1]", "a profile point is [x, y], found 3 numbers"),
+        ("profile point repeated", base(part, &joint(r#""type": "cam", "i": { "part": "p", "marker": "m" }, "j": { "part": "g", "marker": "o" }, "profile": { "points": [[0, 0], [1, 0], [1, 0], [0, 1]] }"#)), "joints[0].profile.points[2]", "point 2 repeats point 1"),
+        ("profile closed by hand", base(part, &joint(r#""type": "cam", "i": { "part": "p", "marker": "m" }, "j": { "part": "g", "marker": "o" }, "profile": { "points": [[0, 0], [1, 0], [0, 1], [0, 0]] }"#)), "joints[0].profile.points[0]", "the last point repeats the first"),
         ("duplicate key", r#"{ "format": "tenon-assembly", "version": 1, "version": 1 }"#.into(), "line 1, column 53", "not valid JSON: key 'version' appears twice"),
         ("null number", base(r#"{ "id": "p", "placement": { "position": [null, 0, 0] } }"#, ""), "parts[1].placement.position[0]", "expected a number or an expression string, found null"),
     ]

@@ -20,10 +20,11 @@ struct Sweep {
 
 impl Sweep {
     fn new(name: &str) -> Sweep {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fixtures")
-            .join(name);
-        let assembly = read_json(&std::fs::read_to_string(path).unwrap(), Some(name)).unwrap();
+        Sweep::from_text(&fixture(name))
+    }
+
+    fn from_text(text: &str) -> Sweep {
+        let assembly = read_json(text, None).unwrap();
         let mut system = System::build(&assembly).unwrap();
         let compiled = system.compile().unwrap();
         let state = system.initial_state();
@@ -97,6 +98,13 @@ impl Sweep {
         let q: Vec<f64> = fp.vars[3..].iter().map(|v| self.state[v.index()]).collect();
         2.0 * q[3].atan2(q[0])
     }
+}
+
+fn fixture(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(name);
+    std::fs::read_to_string(path).unwrap()
 }
 
 fn wrap(a: f64) -> f64 {
@@ -189,6 +197,65 @@ fn four_bar_rocker_follows_the_loop_closure_without_flipping() {
         assert!(
             wrap(s.yaw("coupler") - reference[0]).abs() < 1e-9,
             "step {step}"
+        );
+    }
+}
+
+#[test]
+fn roller_cam_follower_rides_the_eccentric_disc_over_two_turns() {
+    let mut s = Sweep::new("roller-cam.json");
+    let (e, big, small) = (10.0f64, 40.0f64, 10.0f64);
+    for step in 0..=720 {
+        let t = step as f64 / 360.0; // the cam at 360 degrees per second: 2 turns
+        let jump = s.at(t);
+        assert!(jump < 5f64.to_radians(), "step {step}: jump {jump}");
+        let theta = (360.0 * t).to_radians();
+        let y = e * theta.sin() + ((big + small).powi(2) - (e * theta.cos()).powi(2)).sqrt();
+        let p = s.position("follower");
+        assert!(
+            (p[1] - y).abs() < 1e-9 && p[0].abs() < 1e-9,
+            "step {step}: follower {p:?}, closed form {y}"
+        );
+        assert!(wrap(s.yaw("cam") - theta).abs() < 1e-9, "step {step}");
+    }
+}
+
+/// The same cam with its disc given as 2,000 points on the circle: a points profile of
+/// thousands of points keeps full precision (its spline terms are clamped to their
+/// support) and follows the circle to the spline's interpolation error.
+#[test]
+fn a_disc_of_two_thousand_points_follows_the_circle() {
+    let n = 2000;
+    let points: Vec<String> = (0..n)
+        .map(|k| {
+            let a = 2.0 * PI * k as f64 / n as f64;
+            format!("[{}, {}]", 40.0 * a.cos(), 40.0 * a.sin())
+        })
+        .collect();
+    let text = fixture("roller-cam.json").replacen(
+        r#""profile_j": {
+        "circle": {
+          "radius": 40.0
+        }
+      }"#,
+        &format!(r#""profile_j": {{ "points": [{}] }}"#, points.join(", ")),
+        1,
+    );
+    assert!(
+        text.contains("\"points\""),
+        "the fixture's profile_j changed form"
+    );
+    let mut s = Sweep::from_text(&text);
+    let (e, big, small) = (10.0f64, 40.0f64, 10.0f64);
+    for step in 0..=72 {
+        let t = step as f64 / 72.0;
+        s.at(t);
+        let theta = (360.0 * t).to_radians();
+        let y = e * theta.sin() + ((big + small).powi(2) - (e * theta.cos()).powi(2)).sqrt();
+        let p = s.position("follower");
+        assert!(
+            (p[1] - y).abs() < 1e-6,
+            "step {step}: follower {p:?}, closed form {y}"
         );
     }
 }

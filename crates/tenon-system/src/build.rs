@@ -3,10 +3,11 @@
 use rustc_hash::FxHashMap;
 use tenon_expr::{ExprGraph, ExprId, ParamId, VarId};
 use tenon_model::{
-    matrix_to_quaternion, Assembly, Coordinate, Field, JointKey, JointType, MarkerSpec, PartKey,
+    matrix_to_quaternion, Assembly, CamProfile, Coordinate, Field, JointKey, MarkerSpec, PartKey,
     Placement,
 };
 
+use crate::contact::{self, ContactSearch, Profiles};
 use crate::error::SystemError;
 use crate::frames::{marker_frame, quaternion_matrix, Frame, Lowering, Transform};
 use crate::joints::{self, AngleRequest, Fields, JointBuilder, Quantity};
@@ -117,6 +118,7 @@ struct Builder {
     extra: Vec<(VarId, ExprId)>,
     joint: Option<JointKey>,
     extra_owner: Vec<JointKey>,
+    searches: Vec<ContactSearch>,
 }
 
 impl JointBuilder for Builder {
@@ -149,6 +151,10 @@ impl JointBuilder for Builder {
             self.extra_owner.push(j);
         }
         self.graph.var(var)
+    }
+
+    fn contact_search(&mut self, search: ContactSearch) {
+        self.searches.push(search);
     }
 }
 
@@ -199,6 +205,7 @@ impl System {
             extra: Vec::new(),
             joint: None,
             extra_owner: Vec::new(),
+            searches: Vec::new(),
         };
         let mut params = Vec::new();
         for p in assembly.parameters() {
@@ -297,37 +304,36 @@ impl System {
                 let lowered = b.scalar(value, &format!("{what} {}", field.key()), is_angle)?;
                 fields.values.push((*field, lowered));
             }
-            let profile = match &joint.profile {
-                Some(p) => {
-                    let radii: Vec<&tenon_model::Scalar> = match p {
-                        tenon_model::CamProfile::Circle { radius } => vec![radius],
-                        tenon_model::CamProfile::Polar(r) => r.iter().collect(),
-                    };
-                    let mut lowered = Vec::new();
-                    for r in radii {
-                        lowered.push(b.scalar(r, &format!("{what} profile"), false)?);
-                    }
-                    Some(joints::lower_profile(&mut b.graph, p, &lowered))
+            let mut lowered_profiles = [None, None];
+            for (slot, profile) in [(0, &joint.profile_i), (1, &joint.profile)] {
+                let Some(p) = profile else { continue };
+                let scalars: Vec<&tenon_model::Scalar> = match p {
+                    CamProfile::Circle { radius } => vec![radius],
+                    CamProfile::Polar(r) => r.iter().collect(),
+                    CamProfile::Points(points) => points.iter().flatten().collect(),
+                };
+                let mut lowered = Vec::with_capacity(scalars.len());
+                for r in scalars {
+                    lowered.push(b.scalar(r, &format!("{what} profile"), false)?);
                 }
-                None => None,
-            };
-            if joint.joint_type == JointType::Cam && profile.is_none() {
+                lowered_profiles[slot] = Some(contact::lower_profile(&mut b.graph, p, &lowered));
+            }
+            let missing = (joint.joint_type.takes_profile() && lowered_profiles[1].is_none())
+                || (joint.joint_type.takes_profile_i() && lowered_profiles[0].is_none());
+            if missing {
                 return Err(SystemError::Unsupported {
                     what,
-                    message: "a cam joint needs a profile".into(),
+                    message: format!("a {} joint needs its profiles", joint.joint_type.name()),
                 });
             }
+            let profiles = Profiles {
+                i: lowered_profiles[0].as_ref(),
+                j: lowered_profiles[1].as_ref(),
+            };
             for e in joints::branch_indicators(&mut b.graph, joint.joint_type, &fi, &fj) {
                 branches.push((key, e));
             }
-            for r in joints::equations(
-                &mut b,
-                joint.joint_type,
-                &fi,
-                &fj,
-                &fields,
-                profile.as_ref(),
-            ) {
+            for r in joints::equations(&mut b, joint.joint_type, &fi, &fj, &fields, profiles) {
                 equations.push(Equation {
                     residual: r.expr,
                     owner: Owner::Joint(key),
@@ -413,6 +419,9 @@ impl System {
         for &(var, start) in &extra_start {
             let raw = b.graph.evaluate(&[start], &state0, &params_full)?[0];
             state0[var.index()] = raw.rem_euclid(2.0 * std::f64::consts::PI);
+        }
+        for search in &b.searches {
+            contact::start(&mut b.graph, search, &mut state0, &params_full)?;
         }
         for t in &b.turns {
             let raw = b.graph.evaluate(&[t.raw], &state0, &params_full)?[0];

@@ -10,7 +10,9 @@
 //! `z_i = -z_j`; the solver keeps the loaded branch.
 
 use tenon_expr::{ExprGraph, ExprId};
-use tenon_model::{CamProfile, Field, JointType};
+use tenon_model::{Field, JointType};
+
+use crate::contact::{cam, curve_contact, Profiles};
 
 use crate::frames::{sub3, Frame};
 
@@ -50,6 +52,9 @@ pub(crate) trait JointBuilder {
     /// A new unknown (a cam's contact parameter, an angle kept in `[0, 2 pi)`) starting
     /// at the value of `start` at load.
     fn extra_unknown(&mut self, name: &str, start: ExprId) -> ExprId;
+    /// Overrides the start of contact parameters by a search at load (see
+    /// [`crate::contact::ContactSearch`]).
+    fn contact_search(&mut self, search: crate::contact::ContactSearch);
 }
 
 /// The joint's fields, lowered (angles in radians).
@@ -63,14 +68,14 @@ impl Fields {
     }
 }
 
-fn length(expr: ExprId) -> Residual {
+pub(crate) fn length(expr: ExprId) -> Residual {
     Residual {
         expr,
         quantity: Quantity::Length,
     }
 }
 
-fn angle(expr: ExprId) -> Residual {
+pub(crate) fn angle(expr: ExprId) -> Residual {
     Residual {
         expr,
         quantity: Quantity::Angle,
@@ -202,7 +207,7 @@ pub(crate) fn equations(
     i: &Frame,
     j: &Frame,
     fields: &Fields,
-    profile: Option<&LoweredProfile>,
+    profiles: Profiles<'_>,
 ) -> Vec<Residual> {
     let zero = b.graph().zero();
     let field = |f: Field| fields.get(f).unwrap_or(zero);
@@ -329,7 +334,11 @@ pub(crate) fn equations(
         // O_i = profile point c(s) in marker j's xy plane, s an extra unknown:
         // d . x_j = rho(s) cos s, d . y_j = rho(s) sin s, d . z_j = 0 (3 equations, one
         // unknown: 2 degrees of freedom removed).
-        JointType::Cam => cam(b, i, j, profile),
+        JointType::Cam => cam(b, i, j, profiles.j),
+        // Two closed curves, c_i(s_i) in marker i's xy plane and c_j(s_j) in marker j's,
+        // touch: their points coincide in marker j's plane and their tangents are
+        // parallel there (3 equations, two unknowns: 1 degree of freedom removed).
+        JointType::CurveContact => curve_contact(b, i, j, profiles),
         // Distance of O_i from the line (O_j, z_j) = distance (1).
         JointType::PointLineDistance => {
             let g = b.graph();
@@ -466,120 +475,4 @@ fn centre_line_angles(b: &mut dyn JointBuilder, i: &Frame, j: &Frame) -> (ExprId
         target: None,
     });
     (ai, aj)
-}
-
-/// A cam profile lowered: a circle radius, or the coefficients of the periodic cubic
-/// B-spline through the given radii.
-pub(crate) enum LoweredProfile {
-    Circle(ExprId),
-    /// `rho(s) = sum_k c_k B(n s / (2 pi) - k)` over the periodic extension, `B` the
-    /// uniform cubic B-spline; `c` solves the interpolation conditions exactly.
-    Spline(Vec<ExprId>),
-}
-
-/// Coefficients of the periodic uniform cubic B-spline through `radii`: the circulant
-/// system `(c_{k-1} + 4 c_k + c_{k+1}) / 6 = r_k` solved once numerically for its
-/// inverse's first row, then applied to the radii (which may be expressions).
-pub(crate) fn spline_coefficients(g: &mut ExprGraph, radii: &[ExprId]) -> Vec<ExprId> {
-    let n = radii.len();
-    // Inverse of the circulant matrix by solving A w = e_0 with periodic Gauss-Seidel
-    // (diagonally dominant: converges fast), then shifting.
-    let mut w = vec![0.0; n];
-    for _ in 0..200 {
-        for k in 0..n {
-            let rhs = if k == 0 { 6.0 } else { 0.0 };
-            let left = w[(k + n - 1) % n];
-            let right = w[(k + 1) % n];
-            w[k] = (rhs - left - right) / 4.0;
-        }
-    }
-    (0..n)
-        .map(|k| {
-            let terms: Vec<ExprId> = (0..n)
-                .map(|m| g.scale(radii[m], w[(m + n - k) % n]))
-                .collect();
-            g.sum(&terms)
-        })
-        .collect()
-}
-
-/// The uniform cubic B-spline `B(u)` (support `[-2, 2]`) from truncated powers:
-/// `(1/6) sum_k (-1)^k C(4, k) max(u + 2 - k, 0)^3`.
-fn bspline(g: &mut ExprGraph, u: ExprId) -> ExprId {
-    let zero = g.zero();
-    let weights = [1.0, -4.0, 6.0, -4.0, 1.0];
-    let mut terms = Vec::new();
-    for (k, w) in weights.iter().enumerate() {
-        let shift = g.constant(2.0 - k as f64);
-        let x = g.add(u, shift);
-        let plus = g.max(x, zero);
-        let cube = g.powi(plus, 3);
-        terms.push(g.scale(cube, w / 6.0));
-    }
-    g.sum(&terms)
-}
-
-/// `rho(s)` for `s` in `[0, 2 pi)` (the contact parameter is kept there by the state
-/// update).
-fn spline_radius(g: &mut ExprGraph, c: &[ExprId], s: ExprId) -> ExprId {
-    let n = c.len();
-    let u = g.scale(s, n as f64 / (2.0 * std::f64::consts::PI));
-    let mut terms = Vec::new();
-    // Knots k = -2 ..= n + 1 cover u in [0, n) with the periodic coefficients.
-    for k in -2..(n as i64 + 2) {
-        let shift = g.constant(-(k as f64));
-        let uk = g.add(u, shift);
-        let basis = bspline(g, uk);
-        let coeff = c[k.rem_euclid(n as i64) as usize];
-        terms.push(g.mul(coeff, basis));
-    }
-    g.sum(&terms)
-}
-
-fn cam(
-    b: &mut dyn JointBuilder,
-    i: &Frame,
-    j: &Frame,
-    profile: Option<&LoweredProfile>,
-) -> Vec<Residual> {
-    // The contact parameter starts at the polar angle of O_i in marker j's plane (the
-    // builder wraps it into [0, 2 pi)).
-    let start = {
-        let g = b.graph();
-        let d = sub3(g, i.origin, j.origin);
-        let (y, x) = (g.dot(&d, &j.y()), g.dot(&d, &j.x()));
-        g.atan2(y, x)
-    };
-    let s = b.extra_unknown("cam contact", start);
-    let g = b.graph();
-    let rho = match profile {
-        Some(LoweredProfile::Circle(r)) => *r,
-        Some(LoweredProfile::Spline(c)) => spline_radius(g, c, s),
-        None => g.zero(),
-    };
-    let d = sub3(g, i.origin, j.origin);
-    let (cx, sy) = (g.cos(s), g.sin(s));
-    let px = g.mul(rho, cx);
-    let py = g.mul(rho, sy);
-    let dx = g.dot(&d, &j.x());
-    let dy = g.dot(&d, &j.y());
-    vec![
-        length(g.sub(dx, px)),
-        length(g.sub(dy, py)),
-        length(g.dot(&d, &j.z())),
-    ]
-}
-
-/// Lowers a cam profile.
-pub(crate) fn lower_profile(
-    g: &mut ExprGraph,
-    profile: &CamProfile,
-    lowered: &[ExprId],
-) -> LoweredProfile {
-    match profile {
-        CamProfile::Circle { .. } => {
-            LoweredProfile::Circle(lowered.first().copied().unwrap_or(g.zero()))
-        }
-        CamProfile::Polar(_) => LoweredProfile::Spline(spline_coefficients(g, lowered)),
-    }
 }

@@ -19,6 +19,7 @@
 
 mod build;
 mod cluster;
+mod contact;
 mod error;
 mod frames;
 mod joints;

@@ -4,7 +4,7 @@
 //! central differences of the exponential-map update.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::f64::consts::{FRAC_PI_2, PI};
+use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
 
 use nalgebra::{DMatrix, Isometry3, Translation3, UnitQuaternion, Vector3};
 use tenon_model::{
@@ -155,8 +155,35 @@ fn satisfying(t: JointType) -> (Isometry3<f64>, Vec<(Field, f64)>, Option<CamPro
             vec![],
             None,
         ),
+        // Circle of radius 0.8 on j touching, at s_j = pi/4, a circle of radius 0.5
+        // through 8 points on i at its point 5 (s_i = 5 pi / 4): the centres are 1.3
+        // apart along 45 degrees. Both contact points are samples of the start search.
+        JointType::CurveContact => {
+            let c = 1.3 * FRAC_PI_4.cos();
+            (
+                iso([c, c, 0.0], UnitQuaternion::identity()),
+                vec![],
+                Some(CamProfile::Circle {
+                    radius: Scalar::Number(0.8),
+                }),
+            )
+        }
         other => panic!("no test pose for {other:?}"),
     }
+}
+
+/// The profile on marker i (curve contact only): 8 points on a circle of radius 0.5.
+fn profile_i(t: JointType) -> Option<CamProfile> {
+    (t == JointType::CurveContact).then(|| {
+        CamProfile::Points(
+            (0..8)
+                .map(|k| {
+                    let a = k as f64 * PI / 4.0;
+                    [Scalar::Number(0.5 * a.cos()), Scalar::Number(0.5 * a.sin())]
+                })
+                .collect(),
+        )
+    })
 }
 
 /// A grounded part with marker j and a free part with marker i, placed so that marker
@@ -197,6 +224,7 @@ fn two_parts(t: JointType, p: &Poses, relative: &Isometry3<f64>) -> Assembly {
             .map(|(f, v)| (f, Scalar::Number(v)))
             .collect(),
         profile,
+        profile_i: profile_i(t),
         limits: Limits::default(),
         extra: None,
     })

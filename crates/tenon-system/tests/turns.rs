@@ -29,6 +29,7 @@ fn joint(id: &str, t: JointType, i: MarkerRef, j: MarkerRef, fields: &[(Field, f
             .map(|&(f, v)| (f, Scalar::Number(v)))
             .collect(),
         profile: None,
+        profile_i: None,
         limits: Limits::default(),
         extra: None,
     }
