@@ -75,8 +75,10 @@ pub(crate) fn load_and_solve(file: &Path, sets: &[String]) -> Result<Solved, Fai
     progress.say("building the equations");
     let mut system = System::build(&assembly).map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
     progress.say("compiling");
-    let compiled = system
+    let mut compiled = system
         .compile()
+        .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
+    tenon_solve::prepare(&mut system, &mut compiled, SolveOptions::default())
         .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
     let mut state = system.initial_state();
     let mut params = system.initial_parameters();

@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+mod blocks;
 mod diagnose;
 mod linalg;
 mod newton;
@@ -28,7 +29,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use tenon_model::{Assembly, Part, PartKey};
 pub use tenon_system::LimitSide;
-use tenon_system::{Compiled, Scratch, System, SystemError};
+use tenon_system::{Compiled, Scratch, StageKey, System, SystemError};
 
 /// Options of a solve.
 #[derive(Debug, Clone, Copy)]
@@ -43,6 +44,25 @@ pub struct SolveOptions {
     /// Pieces with more tangent columns than this are solved with the sparse
     /// normal-equation step instead of the dense SVD (which also reveals the rank).
     pub dense_columns: usize,
+    /// Whether a piece is solved in the stages of its block-triangular order or whole.
+    pub order: SolveOrder,
+    /// Square blocks are merged until a stage has at least this many tangent columns.
+    pub stage_columns: usize,
+}
+
+/// How a cluster's piece is solved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SolveOrder {
+    /// In stages of its Dulmage-Mendelsohn block-triangular order (over-determined
+    /// part, square blocks in dependency order, under-determined part), each stage over
+    /// its own unknowns with the earlier ones held and with its own tape, so a stage
+    /// costs its equations only; the piece is solved whole again from its start when a
+    /// later stage cannot hold (an earlier stage's choice may be why). The stage tapes
+    /// are compiled by [`prepare`]; without them a piece is solved whole.
+    #[default]
+    BlockTriangular,
+    /// All its equations over all its unknowns at once.
+    Whole,
 }
 
 impl Default for SolveOptions {
@@ -52,10 +72,13 @@ impl Default for SolveOptions {
             max_iterations: 100,
             include_motions: false,
             dense_columns: DENSE_COLUMNS,
+            order: SolveOrder::default(),
+            stage_columns: MIN_STAGE_COLUMNS,
         }
     }
 }
 
+pub use blocks::MIN_STAGE_COLUMNS;
 pub use diagnose::{
     diagnose, ClusterDiagnosis, Conflict, Diagnosis, FreeMotion, Motion, Status, Structure,
     CONSISTENT, DEPENDENT_ROW, DIAGNOSE_COLUMNS,
@@ -88,6 +111,9 @@ pub struct ClusterReport {
     pub dof: Option<usize>,
     /// Its joint limits that bind at the end (held at their bounds) or are broken.
     pub limits: Vec<LimitReport>,
+    /// Stages it was solved in (1: whole; more: its block-triangular order, see
+    /// [`SolveOrder`]).
+    pub stages: usize,
 }
 
 /// A joint limit that binds (the solve holds the coordinate at the bound, `excess` 0) or
@@ -201,8 +227,38 @@ pub struct Problem<'a> {
     pub assembly: &'a Assembly,
 }
 
+fn stage_key(options: SolveOptions) -> StageKey {
+    StageKey {
+        with_motions: options.include_motions,
+        min_columns: options.stage_columns,
+    }
+}
+
+/// Compiles the stage tapes a [`SolveOrder::BlockTriangular`] solve with `options` uses
+/// (once per way of cutting them: with or without motions, stage size), and keeps them
+/// in `compiled`. Pieces whose order has a single stage, or that carry joint limits, get
+/// none and are solved whole. Costs about one more compilation of the clusters that
+/// split into stages, nothing for those that do not.
+pub fn prepare(
+    system: &mut System,
+    compiled: &mut Compiled,
+    options: SolveOptions,
+) -> Result<(), SolveError> {
+    let key = stage_key(options);
+    if options.order == SolveOrder::Whole || compiled.stages(key).is_some() {
+        return Ok(());
+    }
+    let mut plan = Vec::with_capacity(compiled.clusters().len());
+    for cluster in compiled.clusters() {
+        plan.push(newton::cut_stages(system, cluster, options)?);
+    }
+    compiled.set_stages(key, plan);
+    Ok(())
+}
+
 /// Solves every cluster from `state` (updated in place, as are the turn counters in
-/// `params`).
+/// `params`). Pieces are solved in block-triangular stages when [`prepare`] compiled
+/// them for these options, else whole.
 pub fn solve(
     problem: &Problem<'_>,
     state: &mut [f64],
@@ -217,23 +273,33 @@ pub fn solve(
     let start = state.to_vec();
     let weights = column_weights(system, assembly);
     let clusters = compiled.clusters();
+    let plan = match options.order {
+        SolveOrder::BlockTriangular => compiled.stages(stage_key(options)),
+        SolveOrder::Whole => None,
+    };
     let results: Vec<Result<newton::ClusterResult, SolveError>> = {
         let (state, params): (&[f64], &[f64]) = (state, params);
-        let one = |scratch: &mut Scratch, cluster| {
-            newton::solve_cluster(system, cluster, scratch, state, params, &weights, options)
+        let one = |scratch: &mut Scratch, (k, cluster): (usize, &tenon_system::ClusterTape)| {
+            let stages = plan.and_then(|p| p.get(k)).map(|s| s.as_slice());
+            let job = newton::ClusterJob {
+                system,
+                cluster,
+                stages,
+            };
+            newton::solve_cluster(&job, scratch, state, params, &weights, options)
         };
         // One scratch per thread, kept between solves (it is large and zeroed when
         // made).
-        let with_scratch = |cluster| {
+        let with_scratch = |item| {
             let mut scratch = Scratch::take_thread_local();
-            let result = one(&mut scratch, cluster);
+            let result = one(&mut scratch, item);
             Scratch::give_back(scratch);
             result
         };
         if clusters.len() > 1 {
-            clusters.par_iter().map(with_scratch).collect()
+            clusters.par_iter().enumerate().map(with_scratch).collect()
         } else {
-            clusters.iter().map(with_scratch).collect()
+            clusters.iter().enumerate().map(with_scratch).collect()
         }
     };
     let mut reports = Vec::new();

@@ -12,8 +12,9 @@
 use std::borrow::Cow;
 
 use petgraph::unionfind::UnionFind;
-use tenon_system::{ClusterOutput, ClusterTape, LimitRow, Scratch, System};
+use tenon_system::{ClusterOutput, ClusterTape, LimitRow, Scratch, StageTape, System};
 
+use crate::blocks;
 use crate::linalg::{self, StepMatrix};
 use crate::{takes_part, ClusterReport, LimitReport, SolveError, SolveOptions};
 
@@ -82,7 +83,10 @@ pub(crate) fn solve_rows(
         &piece,
         &weight,
         options,
-        true,
+        Run {
+            evaluated: true,
+            rank: false,
+        },
     )?;
     Ok((
         local,
@@ -91,44 +95,140 @@ pub(crate) fn solve_rows(
     ))
 }
 
-/// Solves compiled cluster `cluster` from the global `state`.
-pub(crate) fn solve_cluster(
-    system: &System,
+/// One compiled cluster to solve, with its stage tapes if [`crate::prepare`] made them.
+pub(crate) struct ClusterJob<'a> {
+    pub(crate) system: &'a System,
+    pub(crate) cluster: &'a ClusterTape,
+    /// Per piece, its stages (empty: solved whole).
+    pub(crate) stages: Option<&'a [Vec<StageTape>]>,
+}
+
+/// The rows that take part (used equations, then limit rows), its pieces, and the
+/// columns each used row reads, from the tangent Jacobian `jac` of those rows.
+fn pieces_of(
     cluster: &ClusterTape,
+    used: &[usize],
+    rows: &[usize],
+    jac: &tenon_system::TangentJacobian,
+) -> Vec<Part> {
+    split(cluster, rows, used.len(), jac)
+}
+
+/// The equations of a cluster that take part in a solve with `options`.
+fn used_rows(system: &System, cluster: &ClusterTape, options: SolveOptions) -> Vec<usize> {
+    (0..cluster.equations().len())
+        .filter(|&k| takes_part(system, cluster.equations()[k], options.include_motions))
+        .collect()
+}
+
+/// Cuts a cluster's pieces into stages (see [`crate::blocks`]) and compiles a tape per
+/// stage; a piece with one stage, or with joint limits, gets none.
+pub(crate) fn cut_stages(
+    system: &mut System,
+    cluster: &ClusterTape,
+    options: SolveOptions,
+) -> Result<Vec<Vec<StageTape>>, SolveError> {
+    let used = used_rows(system, cluster, options);
+    let mut rows = used.clone();
+    rows.extend(cluster.limit_rows().iter().map(|l| l.row));
+    let pattern = cluster.tangent_pattern(&rows);
+    let mut row_cols: Vec<Vec<usize>> = vec![Vec::new(); cluster.equations().len()];
+    for &(r, c, _) in &pattern.entries {
+        if let Some(&row) = used.get(r as usize) {
+            row_cols[row].push(c as usize);
+        }
+    }
+    let mut plan = Vec::new();
+    for piece in pieces_of(cluster, &used, &rows, &pattern) {
+        if !piece.limits.is_empty() {
+            plan.push(Vec::new());
+            continue;
+        }
+        let reads: Vec<Vec<usize>> = piece.rows.iter().map(|&r| row_cols[r].clone()).collect();
+        let stages = blocks::stages(&piece.rows, &piece.cols, &reads, options.stage_columns);
+        if stages.len() < 2 {
+            plan.push(Vec::new());
+            continue;
+        }
+        let cut: Vec<(Vec<usize>, Vec<usize>)> =
+            stages.into_iter().map(|s| (s.rows, s.cols)).collect();
+        let tapes = cluster.restricted(system, &cut)?;
+        plan.push(
+            cut.into_iter()
+                .zip(tapes)
+                .map(|((_, cols), tape)| StageTape::new(cols, tape))
+                .collect(),
+        );
+    }
+    Ok(plan)
+}
+
+/// Solves a compiled cluster from the global `state`.
+pub(crate) fn solve_cluster(
+    job: &ClusterJob<'_>,
     scratch: &mut Scratch,
     state: &[f64],
     params: &[f64],
     weights: &[f64],
     options: SolveOptions,
 ) -> Result<ClusterResult, SolveError> {
+    let (system, cluster) = (job.system, job.cluster);
     let mut local = cluster.gather(state);
     let mut params: Cow<'_, [f64]> = Cow::Borrowed(params);
     let mut out = cluster.output();
-    let used: Vec<usize> = (0..cluster.equations().len())
-        .filter(|&k| takes_part(system, cluster.equations()[k], options.include_motions))
-        .collect();
+    let used = used_rows(system, cluster, options);
     cluster.evaluate(scratch, &local, &params, &mut out)?;
     // Equation rows, then limit rows, for the split.
     let mut rows = used.clone();
     rows.extend(cluster.limit_rows().iter().map(|l| l.row));
     let jac = cluster.tangent_jacobian(&local, &out, &rows);
-    let pieces = split(cluster, &rows, used.len(), &jac);
+    let pieces = pieces_of(cluster, &used, &rows, &jac);
     let weight = local_weights(cluster, weights);
     let mut reports = Vec::with_capacity(pieces.len());
     let mut residuals = Vec::new();
     for (k, piece) in pieces.iter().enumerate() {
         // `out` holds the evaluation at the start until the first piece moves anything.
-        let report = solve_piece(
-            cluster,
-            scratch,
-            &mut local,
-            &mut params,
-            &mut out,
-            piece,
-            &weight,
-            options,
-            k == 0,
-        )?;
+        let run = Run {
+            evaluated: k == 0,
+            rank: true,
+        };
+        // Stage tapes are cut from the same pattern, so pieces come in the same order;
+        // a stage list that does not fit this piece is ignored.
+        let stages = job
+            .stages
+            .and_then(|p| p.get(k))
+            .filter(|s| s.len() > 1)
+            .filter(|s| {
+                let mut cols: Vec<usize> = s.iter().flat_map(|t| t.cols()).copied().collect();
+                cols.sort_unstable();
+                cols == piece.cols
+            });
+        let report = match stages {
+            Some(stages) => solve_staged(
+                cluster,
+                scratch,
+                &mut local,
+                &mut params,
+                &mut out,
+                piece,
+                stages,
+                &weight,
+                options,
+                run,
+            )?,
+            None => solve_piece(
+                cluster,
+                scratch,
+                &mut local,
+                &mut params,
+                &mut out,
+                piece,
+                &weight,
+                options,
+                run,
+            )?,
+        };
+        let staged = stages.map_or(1, |s| s.len());
         let parts = piece
             .cols
             .iter()
@@ -172,6 +272,7 @@ pub(crate) fn solve_cluster(
             limits,
             rank: report.rank,
             dof: report.rank.map(|r| piece.cols.len().saturating_sub(r)),
+            stages: if report.whole_again { 1 } else { staged },
         });
     }
     let turns = match &params {
@@ -261,6 +362,100 @@ struct PieceReport {
     /// Its limit sides that bind (held as equations) and those still violated, with
     /// how far each is beyond its bound.
     limits: Vec<(LimitRow, f64)>,
+    /// A staged solve fell back to solving the piece whole.
+    whole_again: bool,
+}
+
+/// How a piece solve starts and ends.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    /// `out` already holds the evaluation at the starting state.
+    evaluated: bool,
+    /// Reveal the rank at the end (a stage's is not needed).
+    rank: bool,
+}
+
+/// Solves a piece stage by stage, each stage with its own tape (see
+/// [`crate::blocks`]); when a stage after the first cannot hold, the piece is solved
+/// whole again from its start. The rank and residuals reported are the whole piece's,
+/// from one evaluation of the cluster at the end.
+#[allow(clippy::too_many_arguments)]
+fn solve_staged(
+    cluster: &ClusterTape,
+    scratch: &mut Scratch,
+    local: &mut [f64],
+    params: &mut Cow<'_, [f64]>,
+    out: &mut tenon_system::ClusterOutput,
+    piece: &Part,
+    stages: &[StageTape],
+    weight: &[f64],
+    options: SolveOptions,
+    run: Run,
+) -> Result<PieceReport, SolveError> {
+    let start = (local.to_vec(), params.clone());
+    let mut iterations = 0;
+    for (k, stage) in stages.iter().enumerate() {
+        let tape = stage.tape();
+        let part = Part {
+            cols: stage.cols().to_vec(),
+            rows: (0..tape.equations().len()).collect(),
+            limits: Vec::new(),
+        };
+        let mut stage_out = tape.output();
+        let stage_run = Run {
+            evaluated: false,
+            rank: false,
+        };
+        let report = solve_piece(
+            tape,
+            scratch,
+            local,
+            params,
+            &mut stage_out,
+            &part,
+            weight,
+            options,
+            stage_run,
+        )?;
+        iterations += report.iterations;
+        if k > 0 && report.residual > options.tolerance {
+            local.copy_from_slice(&start.0);
+            *params = start.1;
+            let whole_run = Run {
+                evaluated: false,
+                rank: run.rank,
+            };
+            let whole = solve_piece(
+                cluster, scratch, local, params, out, piece, weight, options, whole_run,
+            )?;
+            return Ok(PieceReport {
+                iterations: iterations + whole.iterations,
+                whole_again: true,
+                ..whole
+            });
+        }
+    }
+    cluster.evaluate(scratch, local, params, out)?;
+    let residuals = final_residuals(piece, out);
+    let residual = residuals.iter().fold(0.0f64, |m, &(_, v)| m.max(v.abs()));
+    let rank = if run.rank {
+        let mut col_of = vec![usize::MAX; cluster.tangent_dimension()];
+        for (k, &c) in piece.cols.iter().enumerate() {
+            col_of[c] = k;
+        }
+        let piece_weight: Vec<f64> = piece.cols.iter().map(|&c| weight[c]).collect();
+        equation_rank(cluster, local, out, piece, &col_of, &piece_weight, options)?
+    } else {
+        None
+    };
+    Ok(PieceReport {
+        iterations,
+        residual,
+        residuals,
+        rank,
+        limits: Vec::new(),
+        whole_again: false,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -273,7 +468,7 @@ fn solve_piece(
     piece: &Part,
     weight: &[f64],
     options: SolveOptions,
-    evaluated: bool,
+    run: Run,
 ) -> Result<PieceReport, SolveError> {
     let mut rows = piece.rows.clone();
     let mut active: Vec<LimitRow> = Vec::new();
@@ -290,7 +485,7 @@ fn solve_piece(
     let mut delta = vec![0.0; n];
     let mut matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
     // The caller's evaluation at the starting state serves the first iteration.
-    let mut fresh = evaluated;
+    let mut fresh = run.evaluated;
     loop {
         if !fresh {
             cluster.evaluate(scratch, local, params, out)?;
@@ -325,6 +520,7 @@ fn solve_piece(
                 residuals: final_residuals(piece, out),
                 rank: Some(0),
                 limits: limit_report(piece, &active, out, options),
+                whole_again: false,
             });
         }
         let jac = cluster.tangent_jacobian(local, out, &rows);
@@ -335,12 +531,15 @@ fn solve_piece(
                 iterations,
                 residual,
                 residuals: final_residuals(piece, out),
-                rank: if active.is_empty() {
+                rank: if !run.rank {
+                    None
+                } else if active.is_empty() {
                     factored.rank()
                 } else {
                     equation_rank(cluster, local, out, piece, &col_of, &piece_weight, options)?
                 },
                 limits: limit_report(piece, &active, out, options),
+                whole_again: false,
             });
         }
         iterations += 1;
@@ -416,6 +615,7 @@ fn solve_piece(
                         options,
                     )?,
                     limits: limit_report(piece, &active, out, options),
+                    whole_again: false,
                 });
             }
         }

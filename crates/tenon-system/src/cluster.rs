@@ -290,6 +290,102 @@ impl ClusterTape {
         }
     }
 
+    /// The structural tangent pattern of some of its equations: the entries a
+    /// [`tangent_jacobian`](Self::tangent_jacobian) of `rows` holds (values 0), without
+    /// evaluating anything.
+    pub fn tangent_pattern(&self, rows: &[usize]) -> TangentJacobian {
+        let pattern = self.tape.pattern();
+        let n7 = 7 * self.parts.len();
+        let mut entries = Vec::new();
+        for (row_out, &row) in rows.iter().enumerate() {
+            for &col in pattern.row(row) {
+                let col = col as usize;
+                let r = row_out as u32;
+                if col >= n7 {
+                    entries.push((r, (6 * self.parts.len() + col - n7) as u32, 0.0));
+                } else if col % 7 < 3 {
+                    entries.push((r, (6 * (col / 7) + col % 7) as u32, 0.0));
+                } else {
+                    for k in 3..6 {
+                        entries.push((r, (6 * (col / 7) + k) as u32, 0.0));
+                    }
+                }
+            }
+        }
+        TangentJacobian {
+            rows: rows.len(),
+            columns: self.tangent_dimension(),
+            entries,
+        }
+    }
+
+    /// Tapes of some of its equations over the same local state, one per stage of a
+    /// block-triangular solve: stage `k` holds local equation rows `stages[k].0` and
+    /// moves only local tangent columns `stages[k].1`. A stage's counted angles are the
+    /// cluster's whose raw angle reads an unknown its columns move (the only ones its
+    /// steps can turn); stages have no limit rows.
+    pub fn restricted(
+        &self,
+        system: &mut System,
+        stages: &[(Vec<usize>, Vec<usize>)],
+    ) -> Result<Vec<ClusterTape>, SystemError> {
+        let n6 = 6 * self.parts.len();
+        // The cluster's counted angles (system indices), found once, and the local
+        // unknowns each one's raw angle reads.
+        let position: FxHashMap<VarId, usize> =
+            self.vars.iter().enumerate().map(|(k, &v)| (v, k)).collect();
+        let mut readers: Vec<Vec<usize>> = vec![Vec::new(); self.vars.len()];
+        for (t, turn) in system.turns.iter().enumerate() {
+            if !self.turns.contains(&turn.turns) {
+                continue;
+            }
+            for v in system.graph.vars_of(turn.raw) {
+                if let Some(&k) = position.get(&v) {
+                    readers[k].push(t);
+                }
+            }
+        }
+        let mut tapes = Vec::with_capacity(stages.len());
+        for (rows, cols) in stages {
+            let mut turns: Vec<usize> = Vec::new();
+            for &c in cols {
+                let locals = if c < n6 {
+                    7 * (c / 6)..7 * (c / 6) + 7
+                } else {
+                    7 * self.parts.len() + c - n6..7 * self.parts.len() + c - n6 + 1
+                };
+                for k in locals {
+                    turns.extend(readers.get(k).into_iter().flatten());
+                }
+            }
+            turns.sort_unstable();
+            turns.dedup();
+            let equations: Vec<usize> = rows
+                .iter()
+                .filter_map(|&r| self.equations.get(r).copied())
+                .collect();
+            let outputs: Vec<ExprId> = equations
+                .iter()
+                .map(|&r| system.equations[r].residual)
+                .collect();
+            let tape = system.graph.compile_local(&outputs, &self.vars)?;
+            let raws: Vec<ExprId> = turns.iter().map(|&t| system.turns[t].raw).collect();
+            let raw_angles = system.graph.compile_local(&raws, &self.vars)?;
+            tapes.push(ClusterTape {
+                system_parts: self.system_parts,
+                equations,
+                parts: self.parts.clone(),
+                extras: self.extras.clone(),
+                vars: self.vars.clone(),
+                turns: turns.iter().map(|&t| system.turns[t].turns).collect(),
+                limit_rows: Vec::new(),
+                tape,
+                raw_angles,
+            });
+        }
+        Ok(tapes)
+    }
+
     /// Applies a local tangent step (see [`System::retract`]).
     pub fn retract(&self, local: &mut [f64], delta: &[f64]) {
         for k in 0..self.parts.len() {

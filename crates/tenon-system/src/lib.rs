@@ -29,4 +29,4 @@ pub use build::{Equation, ExtraUnknown, FreePart, Grounding, LimitSpec, Owner, S
 pub use cluster::{ClusterOutput, ClusterTape, LimitRow, LimitSide, Scratch};
 pub use error::SystemError;
 pub use joints::Quantity;
-pub use state::{Compiled, TangentJacobian};
+pub use state::{Compiled, StageKey, StagePlan, StageTape, TangentJacobian};

@@ -8,6 +8,9 @@
 //! - `ladder/N`: a closed-loop ladder of N planar four-bar cells joined by revolutes
 //!   (3 parts per cell, redundant equations in every cell, one cluster); 3334 cells is
 //!   the 10,000-part ladder;
+//! - `driven_chain/N` and `driven_chain_whole/N`: the chain with every revolute driven
+//!   to an angle (square and block-triangular), solved in block-triangular stages (the
+//!   default) and whole;
 //! - `diagnose_rssr/M`, `diagnose_ladder/N`: `tenon check`'s diagnosis of the solved
 //!   assemblies (ladders up to 100 cells, 300 parts: larger clusters are beyond the
 //!   dense analysis);
@@ -21,7 +24,7 @@ mod generate;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
-use tenon::Mechanism;
+use tenon::{Mechanism, SolveOptions, SolveOrder};
 
 fn built(text: &str) -> Mechanism {
     let m = Mechanism::from_json(text, None).unwrap();
@@ -31,12 +34,23 @@ fn built(text: &str) -> Mechanism {
 }
 
 fn group(c: &mut Criterion, name: &str, sizes: &[usize], make: fn(usize) -> String) {
+    group_with(c, name, sizes, make, SolveOptions::default());
+}
+
+fn group_with(
+    c: &mut Criterion,
+    name: &str,
+    sizes: &[usize],
+    make: fn(usize) -> String,
+    options: SolveOptions,
+) {
     let mut group = c.benchmark_group(name);
     group.sample_size(10);
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(3));
     for &n in sizes {
-        let m = built(&make(n));
+        let mut m = built(&make(n));
+        m.set_options(options);
         group.bench_with_input(BenchmarkId::from_parameter(n), &m, |b, m| {
             b.iter_batched(
                 || m.clone(),
@@ -66,6 +80,13 @@ fn bench(c: &mut Criterion) {
         })
         .collect();
     group(c, "ladder", &ladder, generate::ladder);
+    let driven: Vec<usize> = sizes.iter().copied().filter(|&n| n <= 1000).collect();
+    group(c, "driven_chain", &driven, generate::driven_chain);
+    let whole = SolveOptions {
+        order: SolveOrder::Whole,
+        ..SolveOptions::default()
+    };
+    group_with(c, "driven_chain_whole", &driven, generate::driven_chain, whole);
 
     // Diagnosis (tenon check) of solved assemblies: the solve inside finds nothing to do.
     let mut group = c.benchmark_group("diagnose_rssr");

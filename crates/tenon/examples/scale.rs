@@ -2,8 +2,9 @@
 //! the numbers that count come from `cargo bench -p tenon --bench solve`).
 //!
 //! `cargo run --release -p tenon --example scale -- ladder 1000 [OUT.json]`: kinds
-//! `ladder`, `chain`, `rssr`, `four_bars`; `resolve N` re-solves 33 driven four-bars N
-//! times. With `TENON_DIAGNOSE` set, also times the diagnosis.
+//! `ladder`, `chain`, `driven_chain`, `rssr`, `four_bars`; `resolve N` re-solves 33 driven
+//! four-bars N times. With `TENON_DIAGNOSE` set, also times the diagnosis; with
+//! `TENON_WHOLE` set, solves every piece whole instead of in block-triangular stages.
 #![allow(missing_docs)]
 
 #[path = "../tests/common/generate.rs"]
@@ -36,6 +37,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     let text = match kind {
         "chain" => generate::chain(n),
+        "driven_chain" => generate::driven_chain(n),
         "rssr" => generate::rssr(n),
         "four_bars" => generate::four_bars(n, false),
         _ => generate::ladder(n),
@@ -47,6 +49,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     let m = Mechanism::from_json(&text, None)?;
     let build = t.elapsed();
     let mut solved = m.clone();
+    if std::env::var_os("TENON_WHOLE").is_some() {
+        solved.set_options(tenon::SolveOptions {
+            order: tenon::SolveOrder::Whole,
+            ..solved.options()
+        });
+    }
     let t = Instant::now();
     let report = solved.solve()?.clone();
     let solve = t.elapsed();

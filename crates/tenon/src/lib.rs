@@ -42,7 +42,7 @@ use std::path::Path;
 pub use tenon_model::{Assembly, JointKey, ModelError, PartKey, Pose};
 pub use tenon_solve::{
     ClusterDiagnosis, ClusterReport, Conflict, Diagnosis, FreeMotion, LimitReport, LimitSide,
-    Motion, SolveOptions, SolveReport, Status,
+    Motion, SolveOptions, SolveOrder, SolveReport, Status,
 };
 
 use tenon_model::{Parameter, Scalar};
@@ -125,7 +125,7 @@ impl Mechanism {
         let compiled = system.compile()?;
         let state = system.initial_state();
         let params = system.initial_parameters();
-        Ok(Mechanism {
+        let mut m = Mechanism {
             assembly,
             system,
             compiled,
@@ -133,7 +133,16 @@ impl Mechanism {
             params,
             options: SolveOptions::default(),
             last: None,
-        })
+        };
+        // Built once: the stage tapes of the default solve too.
+        m.prepare()?;
+        Ok(m)
+    }
+
+    /// Compiles the stage tapes the current options solve with (once per kind).
+    fn prepare(&mut self) -> Result<(), Error> {
+        tenon_solve::prepare(&mut self.system, &mut self.compiled, self.options)?;
+        Ok(())
     }
 
     fn problem(&self) -> Problem<'_> {
@@ -158,6 +167,7 @@ impl Mechanism {
     pub fn solve(&mut self) -> Result<&SolveReport, Error> {
         let mut state = self.state.clone();
         let mut params = self.params.clone();
+        self.prepare()?;
         let report = tenon_solve::solve(&self.problem(), &mut state, &mut params, self.options)?;
         // A failed solve leaves the state as it was.
         if report.converged {
@@ -173,6 +183,7 @@ impl Mechanism {
     pub fn diagnose(&mut self) -> Result<Diagnosis, Error> {
         let mut state = self.state.clone();
         let mut params = self.params.clone();
+        self.prepare()?;
         let report = tenon_solve::solve(&self.problem(), &mut state, &mut params, self.options)?;
         let diagnosis =
             tenon_solve::diagnose(&self.problem(), &state, &params, &report, self.options)?;
@@ -226,6 +237,7 @@ impl Mechanism {
             .iter()
             .position(|f| f.part == key)
             .ok_or_else(|| Error::UnknownPart(part.to_string()))?;
+        self.prepare()?;
         let mut state = self.state.clone();
         let mut params = self.params.clone();
         let report = tenon_solve::drag(

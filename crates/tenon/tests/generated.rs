@@ -6,7 +6,7 @@
 #[path = "common/generate.rs"]
 mod generate;
 
-use tenon::{Mechanism, SolveOptions};
+use tenon::{Mechanism, SolveOptions, SolveOrder};
 
 fn solved(text: &str, options: SolveOptions) -> Mechanism {
     let mut m = Mechanism::from_json(text, None).unwrap();
@@ -134,4 +134,32 @@ fn a_cluster_too_large_for_the_numbers_still_gets_its_structure() {
     assert_eq!(c.dof, None);
     // 20 equations and 18 unknowns per cell.
     assert_eq!(c.structure.excess_equations, 500);
+}
+
+/// A driven chain is square and block-triangular: solved in stages (link blocks in
+/// order) it lands where the whole solve does, and it is exactly determined.
+#[test]
+fn block_triangular_stages_land_where_the_whole_solve_does() {
+    for n in [6, 60] {
+        let text = generate::driven_chain(n);
+        let staged = solved(&text, SolveOptions::default());
+        let whole = solved(
+            &text,
+            SolveOptions {
+                order: SolveOrder::Whole,
+                ..SolveOptions::default()
+            },
+        );
+        let report = staged.report().unwrap();
+        assert_eq!(report.clusters.len(), 1);
+        let cluster = &report.clusters[0];
+        assert!(cluster.stages > 1, "n = {n}: {} stage(s)", cluster.stages);
+        assert_eq!(whole.report().unwrap().clusters[0].stages, 1);
+        if n <= 20 {
+            assert_eq!(cluster.dof, Some(0));
+        }
+        let parts: Vec<String> = (0..n).map(|k| format!("link{k}")).collect();
+        let d = max_distance(&staged, &whole, &parts);
+        assert!(d < 1e-8, "n = {n}: staged and whole differ by {d}");
+    }
 }

@@ -1,7 +1,8 @@
 //! Assemblies generated from a known solved pose and then perturbed deterministically
 //! (so every run starts from the same place), for tests and benchmarks of any size.
 //!
-//! - [`chain`]: an open serial chain of `n` links, revolute to revolute;
+//! - [`chain`]: an open serial chain of `n` links, revolute to revolute ([`driven_chain`]:
+//!   every revolute driven to an angle);
 //! - [`rssr`]: `m` independent spatial RSSR four-bars (crank and rocker on revolutes with
 //!   skew axes, coupler on two balls: 2 degrees of freedom each, one the coupler's idle
 //!   spin);
@@ -103,6 +104,17 @@ fn finish(mut s: String, joints: &[String]) -> String {
 
 /// An open chain of `n` links of length 10 along x, revolutes about z.
 pub fn chain(n: usize) -> String {
+    chain_with(n, false)
+}
+
+/// [`chain`] with every revolute driven to an angle of a few degrees: as many equations
+/// as unknowns, each link's block depending on the one before (a block-triangular
+/// system).
+pub fn driven_chain(n: usize) -> String {
+    chain_with(n, true)
+}
+
+fn chain_with(n: usize, driven: bool) -> String {
     let mut s = header("");
     s.push_str(r#"{ "id": "ground", "grounded": true, "markers": { "m": {} } }"#);
     let mut joints = Vec::new();
@@ -123,11 +135,16 @@ pub fn chain(n: usize) -> String {
         } else {
             (format!("link{}", k - 1), "b")
         };
+        let drive = if driven {
+            format!(r#", "angle": {}"#, 4.0 * wobble(k, 7.0))
+        } else {
+            String::new()
+        };
         joints.push(revolute(
             &format!("r{k}"),
             (&format!("link{k}"), "a"),
             (&j.0, j.1),
-            "",
+            &drive,
         ));
     }
     finish(s, &joints)
