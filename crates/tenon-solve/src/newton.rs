@@ -482,6 +482,8 @@ fn solve_piece(
     let mut lambda = 0.0;
     let mut first_residual: Option<f64> = None;
     let mut trial = local.to_vec();
+    // Only the piece's parts move: a step copies and retracts those entries alone.
+    let moved = cluster.state_entries(&piece.cols);
     let mut delta = vec![0.0; n];
     let mut matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
     // The caller's evaluation at the starting state serves the first iteration.
@@ -557,12 +559,13 @@ fn solve_piece(
         let mut alpha = 1.0;
         let mut accepted = false;
         for _ in 0..30 {
-            delta.iter_mut().for_each(|d| *d = 0.0);
             for (k, &c) in piece.cols.iter().enumerate() {
                 delta[c] = -alpha * dy[k] / piece_weight[k];
             }
-            trial.copy_from_slice(local);
-            cluster.retract(&mut trial, &delta);
+            for &i in &moved {
+                trial[i] = local[i];
+            }
+            cluster.retract_columns(&mut trial, &delta, &piece.cols);
             let mut trial_params: Cow<'_, [f64]> = params.clone();
             if cluster.has_turns() {
                 cluster.update_turns(scratch, local, &trial, trial_params.to_mut(), out)?;
@@ -571,7 +574,9 @@ fn solve_piece(
             let norm = linalg::norm_of_rows(out.residuals(), &rows);
             if norm.is_finite() && norm < norm0 * (1.0 - 1e-4 * alpha) || norm <= options.tolerance
             {
-                local.copy_from_slice(&trial);
+                for &i in &moved {
+                    local[i] = trial[i];
+                }
                 *params = trial_params;
                 accepted = true;
                 break;

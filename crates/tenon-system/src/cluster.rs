@@ -389,6 +389,60 @@ impl ClusterTape {
     /// Applies a local tangent step (see [`System::retract`]).
     pub fn retract(&self, local: &mut [f64], delta: &[f64]) {
         for k in 0..self.parts.len() {
+            self.retract_part(local, delta, k);
+        }
+        let tangent_base = 6 * self.parts.len();
+        for e in 0..self.extras.len() {
+            self.retract_extra(local, delta, tangent_base + e);
+        }
+    }
+
+    /// [`retract`](Self::retract) for the parts and extra unknowns of local tangent
+    /// columns `cols` (ascending) only: the rest of `local` is not touched, so a step of a
+    /// few columns costs those columns, not the cluster.
+    pub fn retract_columns(&self, local: &mut [f64], delta: &[f64], cols: &[usize]) {
+        let n6 = 6 * self.parts.len();
+        let mut last_part = usize::MAX;
+        for &c in cols {
+            if c < n6 {
+                if c / 6 != last_part {
+                    last_part = c / 6;
+                    self.retract_part(local, delta, last_part);
+                }
+            } else {
+                self.retract_extra(local, delta, c);
+            }
+        }
+    }
+
+    /// The local state entries the columns `cols` (ascending) move.
+    pub fn state_entries(&self, cols: &[usize]) -> Vec<usize> {
+        let n6 = 6 * self.parts.len();
+        let mut out = Vec::new();
+        let mut last_part = usize::MAX;
+        for &c in cols {
+            if c < n6 {
+                if c / 6 != last_part {
+                    last_part = c / 6;
+                    out.extend(7 * last_part..7 * last_part + 7);
+                }
+            } else {
+                out.push(7 * self.parts.len() + c - n6);
+            }
+        }
+        out
+    }
+
+    fn retract_extra(&self, local: &mut [f64], delta: &[f64], col: usize) {
+        let n6 = 6 * self.parts.len();
+        if let Some(x) = local.get_mut(7 * self.parts.len() + col - n6) {
+            *x = (*x + delta.get(col).copied().unwrap_or(0.0))
+                .rem_euclid(2.0 * std::f64::consts::PI);
+        }
+    }
+
+    fn retract_part(&self, local: &mut [f64], delta: &[f64], k: usize) {
+        {
             let d = |i: usize| delta.get(6 * k + i).copied().unwrap_or(0.0);
             for c in 0..3 {
                 if let Some(x) = local.get_mut(7 * k + c) {
@@ -402,13 +456,6 @@ impl ClusterTape {
                 if let Some(x) = local.get_mut(7 * k + 3 + i) {
                     *x = u / n;
                 }
-            }
-        }
-        let (base, tangent_base) = (7 * self.parts.len(), 6 * self.parts.len());
-        for e in 0..self.extras.len() {
-            if let Some(x) = local.get_mut(base + e) {
-                *x = (*x + delta.get(tangent_base + e).copied().unwrap_or(0.0))
-                    .rem_euclid(2.0 * std::f64::consts::PI);
             }
         }
     }

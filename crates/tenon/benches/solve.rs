@@ -86,7 +86,13 @@ fn bench(c: &mut Criterion) {
         order: SolveOrder::Whole,
         ..SolveOptions::default()
     };
-    group_with(c, "driven_chain_whole", &driven, generate::driven_chain, whole);
+    group_with(
+        c,
+        "driven_chain_whole",
+        &driven,
+        generate::driven_chain,
+        whole,
+    );
 
     // Diagnosis (tenon check) of solved assemblies: the solve inside finds nothing to do.
     let mut group = c.benchmark_group("diagnose_rssr");
