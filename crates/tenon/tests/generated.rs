@@ -159,7 +159,10 @@ fn block_triangular_stages_land_where_the_whole_solve_does() {
             assert_eq!(cluster.dof, Some(0));
         }
         let parts: Vec<String> = (0..n).map(|k| format!("link{k}")).collect();
+        // Both stop within 1e-10 per equation; along a chain 10n long, angle errors of
+        // that size add up to about n * 1e-10 * 10n at the tip.
         let d = max_distance(&staged, &whole, &parts);
-        assert!(d < 1e-8, "n = {n}: staged and whole differ by {d}");
+        let bound = 1e-9 * (n * n) as f64;
+        assert!(d < bound, "n = {n}: staged and whole differ by {d}");
     }
 }
