@@ -10,6 +10,9 @@
 //!   Jacobians (redundant joints, normal in CAD) are handled and unconstrained directions
 //!   do not move (module `newton`; the linear algebra, dense or sparse by size, in
 //!   module `linalg`).
+//! - Inside a cluster, each piece is solved in the stages of its Dulmage-Mendelsohn
+//!   block-triangular order (module `blocks`; stage tapes compiled by [`prepare`]):
+//!   over-determined part, square blocks in dependency order, under-determined part.
 //! - Counted turns are updated after every accepted step.
 
 #![warn(missing_docs)]
