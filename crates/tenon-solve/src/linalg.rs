@@ -164,22 +164,17 @@ impl Factored<'_> {
         }
     }
 
-    /// `dy = (A^T A + mu I)^-1 A^T r` with `mu = max(lambda, floor)`: in the row space of
-    /// `A`, and the minimum-norm solution as `mu` goes to 0. `progress` in `(0, 1]`
-    /// scales the regularisation floor down as the residual falls (rounding drift along
-    /// free directions is proportional to the step, so a small step can take a small
-    /// floor, and the last steps converge fast).
-    pub(crate) fn min_norm_step(
-        &self,
-        r: &[f64],
-        lambda: f64,
-        progress: f64,
-    ) -> Result<Vec<f64>, SolveError> {
+    /// `A^T A + mu I` factored with `mu = max(lambda, floor)`, to solve
+    /// `dy = (A^T A + mu I)^-1 A^T r` for one or more `r`: in the row space of `A`, and
+    /// the minimum-norm solution as `mu` goes to 0. `progress` in `(0, 1]` scales the
+    /// regularisation floor down as the residual falls (rounding drift along free
+    /// directions is proportional to the step, so a small step can take a small floor,
+    /// and the last steps converge fast).
+    pub(crate) fn regularized(&self, lambda: f64, progress: f64) -> Result<Steps<'_>, SolveError> {
         let floor = REGULARIZATION * progress.clamp(1e-6, 1.0) * self.scale().powi(2);
         let mu = lambda.max(floor);
         match self {
             Factored::Dense { matrix, .. } => {
-                let rhs = matrix.tr_mul(&DVector::from_column_slice(r));
                 let normal = gram(matrix);
                 let mut mu = mu.max(1e-300);
                 for _ in 0..8 {
@@ -188,7 +183,7 @@ impl Factored<'_> {
                         n[(k, k)] += mu;
                     }
                     if let Some(chol) = n.cholesky() {
-                        return Ok(chol.solve(&rhs).iter().copied().collect());
+                        return Ok(Steps::Dense { matrix, chol });
                     }
                     // Not numerically positive definite: regularise more.
                     mu *= 100.0;
@@ -197,7 +192,39 @@ impl Factored<'_> {
                     "normal equations could not be factored".into(),
                 ))
             }
-            Factored::Sparse(s) => s.solve(r, mu),
+            Factored::Sparse(s) => Ok(Steps::Sparse {
+                normal: s,
+                llt: s.factor(mu)?,
+            }),
+        }
+    }
+}
+
+/// `(A^T A + mu I)` factored: `solve(r)` is `(A^T A + mu I)^-1 A^T r`.
+pub(crate) enum Steps<'a> {
+    Dense {
+        matrix: &'a DMatrix<f64>,
+        chol: nalgebra::Cholesky<f64, nalgebra::Dyn>,
+    },
+    Sparse {
+        normal: &'a SparseNormal,
+        llt: Llt<usize, f64>,
+    },
+}
+
+impl Steps<'_> {
+    /// `(A^T A + mu I)^-1 A^T r`.
+    pub(crate) fn solve(&self, r: &[f64]) -> Vec<f64> {
+        match self {
+            Steps::Dense { matrix, chol } => {
+                let rhs = matrix.tr_mul(&DVector::from_column_slice(r));
+                chol.solve(&rhs).iter().copied().collect()
+            }
+            Steps::Sparse { normal, llt } => {
+                let mut x = normal.transpose_times(r);
+                llt.solve_in_place(x.as_mut());
+                (0..normal.cols).map(|k| x[(k, 0)]).collect()
+            }
         }
     }
 }
@@ -379,7 +406,21 @@ impl SparseNormal {
         col_sq.iter().fold(0.0f64, |m, &x| m.max(x)).sqrt()
     }
 
-    fn solve(&self, r: &[f64], lambda: f64) -> Result<Vec<f64>, SolveError> {
+    /// `A^T r` as a column.
+    fn transpose_times(&self, r: &[f64]) -> Mat<f64> {
+        let mut rhs = Mat::<f64>::zeros(self.cols, 1);
+        for row in 0..self.rows {
+            let ri = r.get(row).copied().unwrap_or(0.0);
+            for k in self.a_row_start[row]..self.a_row_start[row + 1] {
+                rhs[(self.a_cols[k], 0)] += self.a_values[k] * ri;
+            }
+        }
+        rhs
+    }
+
+    /// The numeric Cholesky of `A^T A + mu I` (more regularisation if it is not
+    /// numerically positive definite).
+    fn factor(&self, lambda: f64) -> Result<Llt<usize, f64>, SolveError> {
         let (Some(symbolic), Some(llt)) = (&self.n_symbolic, &self.llt) else {
             return Err(SolveError::Factorization(
                 "no symbolic factorization".into(),
@@ -388,14 +429,6 @@ impl SparseNormal {
         let base = self.normal();
         let max_diag = self.diag_slot.iter().fold(0.0f64, |m, &s| m.max(base[s]));
         let mut mu = lambda.max(1e-300 * max_diag.max(1.0));
-        // A^T r.
-        let mut rhs = Mat::<f64>::zeros(self.cols, 1);
-        for row in 0..self.rows {
-            let ri = r.get(row).copied().unwrap_or(0.0);
-            for k in self.a_row_start[row]..self.a_row_start[row + 1] {
-                rhs[(self.a_cols[k], 0)] += self.a_values[k] * ri;
-            }
-        }
         for _ in 0..8 {
             let mut values = base.clone();
             for &s in &self.diag_slot {
@@ -403,11 +436,7 @@ impl SparseNormal {
             }
             let matrix = SparseColMatRef::new(symbolic.as_ref(), &values);
             match Llt::try_new_with_symbolic(llt.clone(), matrix, Side::Lower) {
-                Ok(factor) => {
-                    let mut x = rhs.clone();
-                    factor.solve_in_place(x.as_mut());
-                    return Ok((0..self.cols).map(|k| x[(k, 0)]).collect());
-                }
+                Ok(factor) => return Ok(factor),
                 // Not numerically positive definite: regularise more.
                 Err(_) => mu *= 100.0,
             }

@@ -547,14 +547,9 @@ fn solve_piece(
         iterations += 1;
         let smax = factored.scale();
         let first = *first_residual.get_or_insert(residual);
-        let mut dy = factored.min_norm_step(&r, lambda, residual / first.max(1e-300))?;
-        // Components at rounding level are noise: left in, they would creep into
-        // coordinates that are exactly zero (a planar part's tilt) as subnormal numbers,
-        // which are slow, and move parts that should not move at all.
-        let largest = dy.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        dy.iter_mut()
-            .filter(|x| x.abs() <= STEP_NOISE * largest)
-            .for_each(|x| *x = 0.0);
+        let steps = factored.regularized(lambda, residual / first.max(1e-300))?;
+        let mut dy = steps.solve(&r);
+        drop_noise(&mut dy);
         let norm0 = linalg::norm(&r);
         let mut alpha = 1.0;
         let mut accepted = false;
@@ -625,6 +620,16 @@ fn solve_piece(
             }
         }
     }
+}
+
+/// Step components at rounding level are noise: left in, they would creep into
+/// coordinates that are exactly zero (a planar part's tilt) as subnormal numbers, which
+/// are slow, and move parts that should not move at all.
+fn drop_noise(dy: &mut [f64]) {
+    let largest = dy.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    dy.iter_mut()
+        .filter(|x| x.abs() <= STEP_NOISE * largest)
+        .for_each(|x| *x = 0.0);
 }
 
 /// The residuals of the piece's equations from the last evaluation.
