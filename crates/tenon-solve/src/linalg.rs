@@ -252,6 +252,12 @@ pub(crate) struct SparseNormal {
     n_symbolic: Option<SymbolicSparseColMat<usize>>,
     n_values: Vec<f64>,
     llt: Option<SymbolicLlt<usize>>,
+    /// `A^T A` for the current `A` (kept between iterations: no reallocation).
+    normal: Vec<f64>,
+    /// The largest column norm of the current `A`.
+    column_norm: f64,
+    /// Room for `A^T A + mu I` while it is factored.
+    damped: std::cell::RefCell<Vec<f64>>,
 }
 
 impl SparseNormal {
@@ -269,6 +275,9 @@ impl SparseNormal {
             n_symbolic: None,
             n_values: Vec::new(),
             llt: None,
+            normal: Vec::new(),
+            column_norm: 0.0,
+            damped: std::cell::RefCell::new(Vec::new()),
         }
     }
 
@@ -294,6 +303,8 @@ impl SparseNormal {
                 self.a_values[slot as usize] += v / weight[col];
             }
         }
+        self.fill_normal();
+        self.column_norm = self.scale_of_a();
     }
 
     /// Builds the patterns of `A` and `A^T A` and the symbolic factorization.
@@ -375,20 +386,20 @@ impl SparseNormal {
         self.n_symbolic = Some(symbolic);
     }
 
-    /// `A^T A` into `n_values` (before regularisation).
-    fn normal(&self) -> Vec<f64> {
-        let mut n = vec![0.0; self.n_values.len()];
+    /// `A^T A` (before regularisation) into `normal`, reusing its memory.
+    fn fill_normal(&mut self) {
+        self.normal.clear();
+        self.normal.resize(self.n_values.len(), 0.0);
         let mut p = 0;
         for r in 0..self.rows {
             let vals = &self.a_values[self.a_row_start[r]..self.a_row_start[r + 1]];
             for (x, &vj) in vals.iter().enumerate() {
                 for &vi in &vals[x..] {
-                    n[self.pair_slot[p] as usize] += vi * vj;
+                    self.normal[self.pair_slot[p] as usize] += vi * vj;
                     p += 1;
                 }
             }
         }
-        n
     }
 
     /// Rank by the singular values of `A` made dense.
@@ -403,6 +414,10 @@ impl SparseNormal {
     }
 
     fn scale(&self) -> f64 {
+        self.column_norm
+    }
+
+    fn scale_of_a(&self) -> f64 {
         let mut col_sq = vec![0.0f64; self.cols];
         for (k, &j) in self.a_cols.iter().enumerate() {
             col_sq[j] += self.a_values[k] * self.a_values[k];
@@ -430,11 +445,13 @@ impl SparseNormal {
                 "no symbolic factorization".into(),
             ));
         };
-        let base = self.normal();
+        let base = &self.normal;
         let max_diag = self.diag_slot.iter().fold(0.0f64, |m, &s| m.max(base[s]));
         let mut mu = lambda.max(1e-300 * max_diag.max(1.0));
+        let mut values = self.damped.borrow_mut();
         for _ in 0..8 {
-            let mut values = base.clone();
+            values.clear();
+            values.extend_from_slice(base);
             for &s in &self.diag_slot {
                 values[s] += mu;
             }

@@ -486,6 +486,11 @@ fn solve_piece(
     let moved = cluster.state_entries(&piece.cols);
     let mut delta = vec![0.0; n];
     let mut matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
+    let mut jac = tenon_system::TangentJacobian {
+        rows: 0,
+        columns: 0,
+        entries: Vec::new(),
+    };
     // The caller's evaluation at the starting state serves the first iteration.
     let mut fresh = run.evaluated;
     loop {
@@ -525,7 +530,7 @@ fn solve_piece(
                 whole_again: false,
             });
         }
-        let jac = cluster.tangent_jacobian(local, out, &rows);
+        cluster.tangent_jacobian_into(local, out, &rows, &mut jac);
         matrix.fill(&jac, &col_of, &piece_weight);
         let factored = matrix.factor()?;
         if done {

@@ -249,12 +249,33 @@ impl ClusterTape {
         out: &ClusterOutput,
         rows: &[usize],
     ) -> TangentJacobian {
+        let mut jac = TangentJacobian {
+            rows: 0,
+            columns: 0,
+            entries: Vec::new(),
+        };
+        self.tangent_jacobian_into(local, out, rows, &mut jac);
+        jac
+    }
+
+    /// [`tangent_jacobian`](Self::tangent_jacobian) into `jac`, reusing its memory (a
+    /// solve calls this every iteration; the entries of a large cluster run to
+    /// megabytes).
+    pub fn tangent_jacobian_into(
+        &self,
+        local: &[f64],
+        out: &ClusterOutput,
+        rows: &[usize],
+        jac: &mut TangentJacobian,
+    ) {
         let pattern = self.tape.pattern();
         let starts = pattern.row_starts();
         let values = out.equations.jacobian();
         let n7 = 7 * self.parts.len();
+        let entries = &mut jac.entries;
+        entries.clear();
         // Each quaternion entry becomes three: room for all of them, so no regrowth.
-        let mut entries = Vec::with_capacity(
+        entries.reserve(
             rows.iter()
                 .map(|&r| 3 * pattern.row(r).len())
                 .sum::<usize>(),
@@ -283,11 +304,8 @@ impl ClusterTape {
                 }
             }
         }
-        TangentJacobian {
-            rows: rows.len(),
-            columns: self.tangent_dimension(),
-            entries,
-        }
+        jac.rows = rows.len();
+        jac.columns = self.tangent_dimension();
     }
 
     /// The structural tangent pattern of some of its equations: the entries a

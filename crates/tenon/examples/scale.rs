@@ -4,7 +4,8 @@
 //! `cargo run --release -p tenon --example scale -- ladder 1000 [OUT.json]`: kinds
 //! `ladder`, `chain`, `driven_chain`, `rssr`, `four_bars`; `resolve N` re-solves 33 driven
 //! four-bars N times. With `TENON_DIAGNOSE` set, also times the diagnosis; with
-//! `TENON_WHOLE` set, solves every piece whole instead of in block-triangular stages.
+//! `TENON_WHOLE` set, solves every piece whole instead of in block-triangular stages;
+//! `TENON_REPEAT=k` solves k times more first (to profile the solve).
 #![allow(missing_docs)]
 
 #[path = "../tests/common/generate.rs"]
@@ -54,6 +55,14 @@ fn main() -> Result<(), Box<dyn Error>> {
             order: tenon::SolveOrder::Whole,
             ..solved.options()
         });
+    }
+    // TENON_REPEAT=k solves k more times from the same start first (for profiling).
+    let repeat: usize = std::env::var("TENON_REPEAT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    for _ in 0..repeat {
+        solved.clone().solve()?;
     }
     let t = Instant::now();
     let report = solved.solve()?.clone();
