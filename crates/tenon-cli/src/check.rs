@@ -6,9 +6,12 @@ use std::path::Path;
 use anyhow::anyhow;
 use serde_json::{json, Value};
 use tenon_model::{Assembly, JointKey, PartKey};
-use tenon_solve::{diagnose, ClusterDiagnosis, Diagnosis, Motion, SolveOptions};
+use tenon_solve::{diagnose, ClusterDiagnosis, Diagnosis, Motion, SolveOptions, Status};
 
-use crate::solve::{load_and_solve, messages, pose_json, solved_assembly, Solved};
+use crate::solve::{
+    load_and_solve, messages, part_list, pose_json, solved_assembly, Solved, HUMAN_CLUSTERS,
+    HUMAN_LINES,
+};
 use crate::Failure;
 
 pub(crate) fn run(file: &Path, as_json: bool) -> Result<(), Failure> {
@@ -33,7 +36,7 @@ pub(crate) fn run(file: &Path, as_json: bool) -> Result<(), Failure> {
     } else {
         human(&shown, &solved, &diagnosis)
     };
-    print!("{text}");
+    crate::emit(&text);
     let conflicting = diagnosis.clusters.iter().any(|c| !c.conflicts.is_empty());
     if solved.report.converged && !conflicting {
         Ok(())
@@ -164,13 +167,14 @@ fn cluster_sentences(assembly: &Assembly, c: &ClusterDiagnosis, out: &mut String
             c.structure.unfixed_unknowns
         ));
     }
-    for j in &c.redundant {
+    for j in c.redundant.iter().take(HUMAN_LINES) {
         out.push_str(&format!(
             "    joint '{}' repeats what the other joints already hold (redundant)\n",
             joint_name(assembly, *j)
         ));
     }
-    for k in &c.conflicts {
+    more(out, c.redundant.len(), "redundant joints");
+    for k in c.conflicts.iter().take(HUMAN_LINES) {
         if let Some((last, rest)) = k.joints.split_last() {
             out.push_str(&format!(
                 "    joint '{}' cannot hold together with {}: with those holding, it is off by {:.6}\n",
@@ -180,7 +184,14 @@ fn cluster_sentences(assembly: &Assembly, c: &ClusterDiagnosis, out: &mut String
             ));
         }
     }
-    for f in &c.free_motions {
+    more(out, c.conflicts.len(), "conflicts");
+    if c.free_motions.is_empty() && c.dof.is_some_and(|d| d > 0) {
+        out.push_str(&format!(
+            "    (free motions are listed for clusters of up to {} unknowns)\n",
+            tenon_solve::DIAGNOSE_COLUMNS
+        ));
+    }
+    for f in c.free_motions.iter().take(HUMAN_LINES) {
         let part = part_name(assembly, f.part);
         let sentence = match f.motion {
             Motion::Translation { direction } => {
@@ -204,6 +215,17 @@ fn cluster_sentences(assembly: &Assembly, c: &ClusterDiagnosis, out: &mut String
         };
         out.push_str(&format!("    {sentence}\n"));
     }
+    more(out, c.free_motions.len(), "free motions");
+}
+
+/// "... and N more" after the first [`HUMAN_LINES`] of a list.
+fn more(out: &mut String, count: usize, what: &str) {
+    if count > HUMAN_LINES {
+        out.push_str(&format!(
+            "    ... and {} more {what} (--json lists them all)\n",
+            count - HUMAN_LINES
+        ));
+    }
 }
 
 fn human(assembly: &Assembly, solved: &Solved, diagnosis: &Diagnosis) -> String {
@@ -223,18 +245,34 @@ fn human(assembly: &Assembly, solved: &Solved, diagnosis: &Diagnosis) -> String 
             |d| format!("{d} degree(s) of freedom left")
         )
     ));
-    for (k, c) in diagnosis.clusters.iter().enumerate() {
-        let parts: Vec<String> = c.parts.iter().map(|p| part_name(assembly, *p)).collect();
+    // Clusters with something to say first (conflicting, failed, over-constrained),
+    // then the rest in file order, up to a screenful.
+    let rank = |c: &ClusterDiagnosis| match c.status {
+        Status::Conflicting => 0,
+        Status::Failed => 1,
+        Status::OverConstrained => 2,
+        _ => 3,
+    };
+    let mut order: Vec<usize> = (0..diagnosis.clusters.len()).collect();
+    order.sort_by_key(|&k| rank(&diagnosis.clusters[k]));
+    for &k in order.iter().take(HUMAN_CLUSTERS) {
+        let c = &diagnosis.clusters[k];
         out.push_str(&format!(
             "  cluster {} ({}): {}, {}\n",
             k + 1,
-            parts.join(", "),
+            part_list(assembly, &c.parts),
             c.status.name().replace('_', "-"),
             c.dof.map_or("not analysed".to_string(), |d| format!(
                 "{d} degree(s) of freedom"
             ))
         ));
         cluster_sentences(assembly, c, &mut out);
+    }
+    if diagnosis.clusters.len() > HUMAN_CLUSTERS {
+        out.push_str(&format!(
+            "  ... and {} more clusters (--json lists them all)\n",
+            diagnosis.clusters.len() - HUMAN_CLUSTERS
+        ));
     }
     for m in messages(&solved.system, assembly, &solved.report) {
         out.push_str(&format!("  note: {m}\n"));

@@ -63,6 +63,13 @@ pub(crate) struct Failure {
     pub(crate) error: anyhow::Error,
 }
 
+/// Writes a report to standard output. A reader that stops early (`tenon check | head`)
+/// closes the pipe: the rest is dropped quietly rather than panicking.
+pub(crate) fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
 pub(crate) fn bad_input(error: anyhow::Error) -> Failure {
     Failure { status: 2, error }
 }
@@ -79,7 +86,8 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("tenon: {:#}", f.error);
+            // A closed stderr is no reason to panic: the status still says it.
+            let _ = writeln!(std::io::stderr(), "tenon: {:#}", f.error);
             ExitCode::from(f.status)
         }
     }

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::anyhow;
 use serde_json::{json, Value};
-use tenon_model::{Assembly, Parameter, Placement, Scalar};
+use tenon_model::{Assembly, Parameter, PartKey, Placement, Scalar};
 use tenon_solve::{solve, Problem, SolveOptions, SolveReport};
 use tenon_system::{Grounding, Owner, System};
 
@@ -132,7 +132,7 @@ pub(crate) fn run(
     } else {
         human(&solved, &system, &report, &name)
     };
-    print!("{text}");
+    crate::emit(&text);
     if let Some(out) = output {
         if report.converged {
             write_atomically(out, tenon_model::write_json(&solved).as_bytes())
@@ -170,8 +170,23 @@ pub(crate) fn solved_assembly(assembly: &Assembly, system: &System, state: &[f64
 }
 
 /// The human report lists at most this many clusters, and this many parts of each.
-const HUMAN_CLUSTERS: usize = 20;
-const HUMAN_PARTS: usize = 8;
+pub(crate) const HUMAN_CLUSTERS: usize = 20;
+pub(crate) const HUMAN_PARTS: usize = 8;
+/// Sentences of one kind (redundant joints, conflicts, motions) shown per cluster.
+pub(crate) const HUMAN_LINES: usize = 12;
+
+/// Up to [`HUMAN_PARTS`] part names, then how many more.
+pub(crate) fn part_list(assembly: &Assembly, parts: &[PartKey]) -> String {
+    let mut names: Vec<String> = parts
+        .iter()
+        .take(HUMAN_PARTS)
+        .filter_map(|p| assembly.part(*p).map(|p| p.id.clone()))
+        .collect();
+    if parts.len() > HUMAN_PARTS {
+        names.push(format!("and {} more parts", parts.len() - HUMAN_PARTS));
+    }
+    names.join(", ")
+}
 
 /// Assemblies with at least this many parts get a progress line (on a terminal).
 const LARGE_ASSEMBLY_PARTS: usize = 500;
@@ -363,23 +378,10 @@ fn human(assembly: &Assembly, system: &System, report: &SolveReport, name: &str)
     order.sort_by_key(|&k| report.clusters[k].converged);
     for &k in order.iter().take(HUMAN_CLUSTERS) {
         let c = &report.clusters[k];
-        let mut parts: Vec<&str> = c
-            .parts
-            .iter()
-            .take(HUMAN_PARTS)
-            .filter_map(|p| assembly.part(*p).map(|p| p.id.as_str()))
-            .collect();
-        let more = format!(
-            "and {} more parts",
-            c.parts.len().saturating_sub(HUMAN_PARTS)
-        );
-        if c.parts.len() > HUMAN_PARTS {
-            parts.push(&more);
-        }
         out.push_str(&format!(
             "  cluster {}: {} ({}); {} iteration(s), {} degree(s) of freedom\n",
             k + 1,
-            parts.join(", "),
+            part_list(assembly, &c.parts),
             cluster_status(c).replace('_', "-"),
             c.iterations,
             c.dof.map_or("uncounted".to_string(), |d| d.to_string())

@@ -26,8 +26,13 @@
 //!   cluster's sparsity pattern proves a lower bound on repeated equations (more
 //!   equations than the unknowns they involve) and on freedom left.
 //!
-//! Dense: clusters of up to [`DIAGNOSE_COLUMNS`] tangent columns. Larger ones get the
-//! structural bounds only (a sparse rank-revealing factorization is future work).
+//! Dense: clusters of up to [`SolveOptions::diagnose_columns`] tangent columns
+//! ([`DIAGNOSE_COLUMNS`] by default). Larger ones are
+//! analysed sparse (module `row_rank`: the rows in the same file order rotated one by
+//! one into a sparse triangular factor, the same dependence test): exact DOF, redundant
+//! joints, and conflicting ones, each named alone (the joint whose equations cannot hold
+//! with those before it in file order: the rest of its set is not traced back) with its
+//! size measured for the first [`MEASURED_CONFLICTS`]; free motions are not listed.
 
 use nalgebra::{DMatrix, DVector};
 use rustc_hash::FxHashMap;
@@ -35,6 +40,7 @@ use tenon_model::{Assembly, JointKey, PartKey};
 use tenon_system::{Owner, Scratch, System};
 
 use crate::newton;
+use crate::row_rank::row_rank;
 use crate::{
     column_weights, dulmage_mendelsohn, Incidence, Problem, SolveError, SolveOptions, SolveReport,
 };
@@ -44,8 +50,12 @@ pub const DEPENDENT_ROW: f64 = 1e-8;
 /// A dependent row whose residual disagrees with its combination by more than this
 /// (model units or radians) is conflicting.
 pub const CONSISTENT: f64 = 1e-8;
-/// Clusters with more tangent columns than this are not analysed (dense work).
+/// Default of [`SolveOptions::diagnose_columns`]: clusters with more tangent columns than
+/// this are analysed sparse (rank and dependent rows only; see [`crate::diagnose`]).
 pub const DIAGNOSE_COLUMNS: usize = 1200;
+/// In the sparse analysis, at most this many conflicts get their size measured by
+/// solving the other joints (each such solve is one of the whole cluster).
+pub const MEASURED_CONFLICTS: usize = 8;
 
 /// How a cluster stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -264,8 +274,16 @@ pub fn diagnose(
             free_motions: Vec::new(),
             structure,
         };
-        if cols.len() > DIAGNOSE_COLUMNS {
-            clusters.push(base);
+        if cols.len() > options.diagnose_columns {
+            let sparse = SparseCluster {
+                rows: &rows,
+                cols: &cols,
+                col_of: &col_of,
+                weights: &weights,
+                joint_order: &joint_order,
+            };
+            clusters
+                .push(sparse.diagnose(problem, state, params, c, &jac, &residuals, base, options)?);
             continue;
         }
         let weight = |col: usize| weights.get(col).copied().unwrap_or(1.0);
@@ -364,6 +382,107 @@ pub fn diagnose(
         clusters.push(diagnosis);
     }
     Ok(Diagnosis { clusters })
+}
+
+/// A cluster too large for the dense analysis, in the form the sparse one reads.
+struct SparseCluster<'a> {
+    /// Equation rows in file order of their joints.
+    rows: &'a [usize],
+    /// Global tangent columns.
+    cols: &'a [usize],
+    col_of: &'a FxHashMap<usize, usize>,
+    weights: &'a [f64],
+    joint_order: &'a FxHashMap<JointKey, usize>,
+}
+
+impl SparseCluster<'_> {
+    /// Rank, redundant and conflicting joints by [`row_rank`]; the structural base when
+    /// the factor would grow too large.
+    #[allow(clippy::too_many_arguments)]
+    fn diagnose(
+        &self,
+        problem: &Problem<'_>,
+        state: &[f64],
+        params: &[f64],
+        report: &crate::ClusterReport,
+        jac: &tenon_system::TangentJacobian,
+        residuals: &[f64],
+        base: ClusterDiagnosis,
+        options: SolveOptions,
+    ) -> Result<ClusterDiagnosis, SolveError> {
+        let (system, assembly) = (problem.system, problem.assembly);
+        let mut sparse_rows: Vec<Vec<(u32, f64)>> = vec![Vec::new(); self.rows.len()];
+        for &(r, col, v) in &jac.entries {
+            let col = col as usize;
+            if let (Some(&k), Some(row)) = (self.col_of.get(&col), sparse_rows.get_mut(r as usize))
+            {
+                let w = self.weights.get(col).copied().unwrap_or(1.0);
+                row.push((k as u32, v / w));
+            }
+        }
+        let Some(found) = row_rank(self.cols.len(), &sparse_rows, residuals, DEPENDENT_ROW) else {
+            return Ok(base);
+        };
+        let dof = self.cols.len() - found.rank;
+        let mut redundant: Vec<JointKey> = Vec::new();
+        let mut conflicts: Vec<Conflict> = Vec::new();
+        for &(row, gap) in &found.dependent {
+            let Some(joint) = self
+                .rows
+                .get(row)
+                .and_then(|&r| owner_joint(system, assembly, r))
+            else {
+                continue;
+            };
+            if gap.abs() <= CONSISTENT {
+                if !redundant.contains(&joint) {
+                    redundant.push(joint);
+                }
+                continue;
+            }
+            match conflicts.iter_mut().find(|c| c.joints == [joint]) {
+                Some(c) => c.violation = c.violation.hypot(gap),
+                None => conflicts.push(Conflict {
+                    joints: vec![joint],
+                    violation: gap.abs(),
+                }),
+            }
+        }
+        redundant.retain(|j| !conflicts.iter().any(|c| c.joints.contains(j)));
+        redundant.sort_by_key(|j| self.joint_order.get(j).copied().unwrap_or(usize::MAX));
+        for conflict in conflicts.iter_mut().take(MEASURED_CONFLICTS) {
+            let Some(&last) = conflict.joints.last() else {
+                continue;
+            };
+            let (own, keep): (Vec<usize>, Vec<usize>) = self
+                .rows
+                .iter()
+                .partition(|&&r| owner_joint(system, assembly, r) == Some(last));
+            if let Some(v) =
+                violation_without(problem, state, params, &keep, &own, self.weights, options)?
+            {
+                conflict.violation = v;
+            }
+        }
+        let status = if !conflicts.is_empty() {
+            Status::Conflicting
+        } else if !report.converged || report.max_residual > options.tolerance {
+            Status::Failed
+        } else if !redundant.is_empty() {
+            Status::OverConstrained
+        } else if dof == 0 {
+            Status::WellConstrained
+        } else {
+            Status::UnderConstrained
+        };
+        Ok(ClusterDiagnosis {
+            dof: Some(dof),
+            status,
+            redundant,
+            conflicts,
+            ..base
+        })
+    }
 }
 
 /// Solves `keep` exactly from `state` (the solve's least-change Newton, on the cluster

@@ -21,6 +21,7 @@ mod blocks;
 mod diagnose;
 mod linalg;
 mod newton;
+mod row_rank;
 mod structure;
 
 pub use structure::{
@@ -51,6 +52,9 @@ pub struct SolveOptions {
     pub order: SolveOrder,
     /// Square blocks are merged until a stage has at least this many tangent columns.
     pub stage_columns: usize,
+    /// Clusters with more tangent columns than this are diagnosed sparse (rank and
+    /// dependent rows, no free motions) instead of dense.
+    pub diagnose_columns: usize,
 }
 
 /// How a cluster's piece is solved.
@@ -77,6 +81,7 @@ impl Default for SolveOptions {
             dense_columns: DENSE_COLUMNS,
             order: SolveOrder::default(),
             stage_columns: MIN_STAGE_COLUMNS,
+            diagnose_columns: DIAGNOSE_COLUMNS,
         }
     }
 }
@@ -84,7 +89,7 @@ impl Default for SolveOptions {
 pub use blocks::MIN_STAGE_COLUMNS;
 pub use diagnose::{
     diagnose, ClusterDiagnosis, Conflict, Diagnosis, FreeMotion, Motion, Status, Structure,
-    CONSISTENT, DEPENDENT_ROW, DIAGNOSE_COLUMNS,
+    CONSISTENT, DEPENDENT_ROW, DIAGNOSE_COLUMNS, MEASURED_CONFLICTS,
 };
 pub use linalg::DENSE_COLUMNS;
 

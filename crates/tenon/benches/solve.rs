@@ -12,8 +12,8 @@
 //!   to an angle (square and block-triangular), solved in block-triangular stages (the
 //!   default) and whole;
 //! - `diagnose_rssr/M`, `diagnose_ladder/N`: `tenon check`'s diagnosis of the solved
-//!   assemblies (ladders up to 100 cells, 300 parts: larger clusters are beyond the
-//!   dense analysis);
+//!   assemblies (ladders of 10 and 100 cells dense, 334 and 3334 cells (1,000 and
+//!   10,000 parts) sparse);
 //! - `resolve_100_parts`: 33 planar four-bars (100 parts with ground) whose cranks all
 //!   follow one parameter; time to re-solve after the parameter changes (no rebuild).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -115,7 +115,17 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(3));
-    for &n in sizes.iter().filter(|&&n| n <= 100) {
+    // Cells: up to 200 (600 parts) dense, beyond sparse; 334 and 3334 cells are the
+    // 1,000- and 10,000-part ladders.
+    let cells: Vec<usize> = sizes
+        .iter()
+        .flat_map(|&n| match n {
+            1000 => vec![334],
+            10000 => vec![3334],
+            n => vec![n],
+        })
+        .collect();
+    for &n in &cells {
         let mut m = built(&generate::ladder(n));
         m.solve().unwrap();
         group.bench_with_input(BenchmarkId::from_parameter(n), &m, |b, m| {

@@ -247,3 +247,44 @@ fn every_fixture_diagnoses_consistently_with_its_solve() {
         }
     }
 }
+
+/// The sparse analysis (used beyond `DIAGNOSE_COLUMNS`, forced here) on the fixtures and
+/// the conflicting four-bar: the same DOF, statuses and redundant joints as the dense one;
+/// a conflict is named by its last joint in file order, with the same size.
+#[test]
+fn the_sparse_analysis_agrees_with_the_dense_one() {
+    let mut texts: Vec<(String, String)> = Vec::new();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            texts.push((name, std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+    let mut file: serde_json::Value = serde_json::from_str(&fixture("four-bar.json")).unwrap();
+    file["parts"][0]["markers"]["D"]["position"] = serde_json::json!([100.0, 0.0, 1.0]);
+    texts.push(("four-bar, pivot 1 mm off".into(), file.to_string()));
+    texts.sort();
+    let mut conflicts_seen = 0;
+    for (name, text) in &texts {
+        let (_, dense) = diagnosed(text);
+        let mut m = Mechanism::from_json(text, None).unwrap();
+        m.set_options(tenon::SolveOptions {
+            diagnose_columns: 0,
+            ..m.options()
+        });
+        let sparse = m.diagnose().unwrap();
+        for (d, s) in dense.clusters.iter().zip(&sparse.clusters) {
+            assert_eq!((d.dof, d.status), (s.dof, s.status), "{name}");
+            assert_eq!(d.redundant, s.redundant, "{name}");
+            assert_eq!(d.conflicts.len(), s.conflicts.len(), "{name}");
+            for (a, b) in d.conflicts.iter().zip(&s.conflicts) {
+                assert_eq!(a.joints.last(), b.joints.last(), "{name}");
+                assert!((a.violation - b.violation).abs() < 1e-9, "{name}");
+                conflicts_seen += 1;
+            }
+        }
+    }
+    assert!(conflicts_seen > 0);
+}

@@ -125,15 +125,52 @@ fn many_clusters_solve_alike_on_any_thread_count() {
 }
 
 #[test]
-fn a_cluster_too_large_for_the_numbers_still_gets_its_structure() {
+fn a_cluster_beyond_the_dense_analysis_is_analysed_sparse() {
     // 250 cells, 750 parts, 4,500 tangent columns: beyond the dense diagnosis.
     let mut m = Mechanism::from_json(&generate::ladder(250), None).unwrap();
     let d = m.diagnose().unwrap();
     let c = &d.clusters[0];
-    assert_eq!(c.status, tenon::Status::NotAnalysed);
-    assert_eq!(c.dof, None);
+    // One sway per cell; two equations per cell repeat, one joint's worth each.
+    assert_eq!(c.status, tenon::Status::OverConstrained);
+    assert_eq!(c.dof, Some(250));
+    assert_eq!(c.redundant.len(), 250);
+    assert!(c.conflicts.is_empty());
+    assert!(c.free_motions.is_empty());
     // 20 equations and 18 unknowns per cell.
     assert_eq!(c.structure.excess_equations, 500);
+}
+
+/// The sparse analysis (forced on small assemblies) finds what the dense one finds:
+/// the same DOF and redundant joints, and each conflict named by the dense analysis's
+/// last joint of it.
+#[test]
+fn sparse_and_dense_diagnoses_agree() {
+    let sparse = SolveOptions {
+        diagnose_columns: 0,
+        ..SolveOptions::default()
+    };
+    let texts = [
+        generate::ladder(6),
+        generate::rssr(3),
+        generate::four_bars(3, false),
+        generate::chain(7),
+        generate::driven_chain(5),
+    ];
+    for (k, text) in texts.iter().enumerate() {
+        let mut dense_m = Mechanism::from_json(text, None).unwrap();
+        let dense = dense_m.diagnose().unwrap();
+        let mut sparse_m = Mechanism::from_json(text, None).unwrap();
+        sparse_m.set_options(sparse);
+        let found = sparse_m.diagnose().unwrap();
+        for (d, s) in dense.clusters.iter().zip(&found.clusters) {
+            assert_eq!(d.dof, s.dof, "case {k}");
+            assert_eq!(d.status, s.status, "case {k}");
+            assert_eq!(d.redundant, s.redundant, "case {k}");
+            let last: Vec<_> = d.conflicts.iter().filter_map(|c| c.joints.last()).collect();
+            let named: Vec<_> = s.conflicts.iter().filter_map(|c| c.joints.last()).collect();
+            assert_eq!(last, named, "case {k}");
+        }
+    }
 }
 
 /// A driven chain is square and block-triangular: solved in stages (link blocks in
