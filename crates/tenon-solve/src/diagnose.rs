@@ -30,12 +30,17 @@
 //! ([`DIAGNOSE_COLUMNS`] by default). Larger ones are
 //! analysed sparse (module `row_rank`: the rows in the same file order rotated one by
 //! one into a sparse triangular factor, the same dependence test): exact DOF, redundant
-//! joints, and conflicting ones, each named alone (the joint whose equations cannot hold
-//! with those before it in file order: the rest of its set is not traced back) with its
-//! size measured for the first [`MEASURED_CONFLICTS`]; free motions are not listed.
+//! joints, and conflicting ones; for the first [`MEASURED_CONFLICTS`], the conflict's
+//! set is traced by the dense analysis of the rows around it (a window of up to
+//! [`WINDOW_COLUMNS`] columns: conflicts close loops, and loops are local) and its size
+//! measured; beyond, or when the combination reaches past the window, a conflict is
+//! named by its own joint alone. Free motions are not listed. Known limit: when a large
+//! cluster's solve fails, its least-squares compromise spreads the error, and loops far
+//! from the conflict then disagree slightly (1e-8 to 1e-7): they are listed as conflicts
+//! too, with those sizes.
 
 use nalgebra::{DMatrix, DVector};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use tenon_model::{Assembly, JointKey, PartKey};
 use tenon_system::{Owner, Scratch, System};
 
@@ -53,9 +58,13 @@ pub const CONSISTENT: f64 = 1e-8;
 /// Default of [`SolveOptions::diagnose_columns`]: clusters with more tangent columns than
 /// this are analysed sparse (rank and dependent rows only; see [`crate::diagnose`]).
 pub const DIAGNOSE_COLUMNS: usize = 1200;
-/// In the sparse analysis, at most this many conflicts get their size measured by
-/// solving the other joints (each such solve is one of the whole cluster).
+/// In the sparse analysis, at most this many conflicts get their joint set traced and
+/// their size measured by solving the other joints (each such solve is one of the whole
+/// cluster).
 pub const MEASURED_CONFLICTS: usize = 8;
+/// In the sparse analysis, a conflict's joint set is traced by the dense analysis of a
+/// window of at most this many columns around it.
+pub const WINDOW_COLUMNS: usize = 240;
 
 /// How a cluster stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -440,15 +449,24 @@ impl SparseCluster<'_> {
                 }
                 continue;
             }
-            match conflicts.iter_mut().find(|c| c.joints == [joint]) {
+            // The joints it conflicts with: the dense analysis of the rows around it
+            // (conflicts close loops, and loops are local); itself alone when its
+            // combination reaches beyond that window.
+            let set = if conflicts.len() < MEASURED_CONFLICTS {
+                self.conflict_set(system, assembly, &sparse_rows, residuals, row)
+            } else {
+                None
+            }
+            .unwrap_or_else(|| vec![joint]);
+            match conflicts.iter_mut().find(|c| c.joints == set) {
                 Some(c) => c.violation = c.violation.hypot(gap),
                 None => conflicts.push(Conflict {
-                    joints: vec![joint],
+                    joints: set,
                     violation: gap.abs(),
                 }),
             }
         }
-        redundant.retain(|j| !conflicts.iter().any(|c| c.joints.contains(j)));
+        redundant.retain(|j| !conflicts.iter().any(|c| c.joints.last() == Some(j)));
         redundant.sort_by_key(|j| self.joint_order.get(j).copied().unwrap_or(usize::MAX));
         for conflict in conflicts.iter_mut().take(MEASURED_CONFLICTS) {
             let Some(&last) = conflict.joints.last() else {
@@ -482,6 +500,96 @@ impl SparseCluster<'_> {
             conflicts,
             ..base
         })
+    }
+}
+
+impl SparseCluster<'_> {
+    /// The joints of the combination that makes row `dependent` (an index into `rows`)
+    /// dependent: the dense analysis on a window of the rows before it, grown from its
+    /// columns through the rows that share them up to [`WINDOW_COLUMNS`] columns, with
+    /// the row last. `None` when it is not dependent within the window.
+    fn conflict_set(
+        &self,
+        system: &System,
+        assembly: &Assembly,
+        sparse_rows: &[Vec<(u32, f64)>],
+        residuals: &[f64],
+        dependent: usize,
+    ) -> Option<Vec<JointKey>> {
+        let own = sparse_rows.get(dependent)?;
+        // Rows before it, by column.
+        let mut rows_of_col: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
+        for (k, row) in sparse_rows.iter().enumerate().take(dependent) {
+            for &(c, _) in row {
+                rows_of_col.entry(c).or_default().push(k);
+            }
+        }
+        let mut window_cols: Vec<u32> = own.iter().map(|&(c, _)| c).collect();
+        window_cols.sort_unstable();
+        window_cols.dedup();
+        let mut in_window: FxHashSet<u32> = window_cols.iter().copied().collect();
+        let mut taken: FxHashSet<usize> = FxHashSet::default();
+        let mut frontier: Vec<u32> = window_cols.clone();
+        while let Some(c) = frontier.pop() {
+            for &k in rows_of_col.get(&c).map_or(&[][..], |v| v.as_slice()) {
+                if taken.contains(&k) {
+                    continue;
+                }
+                let new: Vec<u32> = sparse_rows[k]
+                    .iter()
+                    .map(|&(c, _)| c)
+                    .filter(|c| !in_window.contains(c))
+                    .collect();
+                if in_window.len() + new.len() > WINDOW_COLUMNS {
+                    continue;
+                }
+                taken.insert(k);
+                for c in new {
+                    if in_window.insert(c) {
+                        window_cols.push(c);
+                        frontier.push(c);
+                    }
+                }
+            }
+        }
+        let mut rows: Vec<usize> = taken.into_iter().collect();
+        rows.sort_unstable();
+        rows.push(dependent);
+        window_cols.sort_unstable();
+        let col_index: FxHashMap<u32, usize> = window_cols
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| (c, k))
+            .collect();
+        let mut a = DMatrix::<f64>::zeros(rows.len(), window_cols.len());
+        for (i, &k) in rows.iter().enumerate() {
+            for &(c, v) in &sparse_rows[k] {
+                if let Some(&j) = col_index.get(&c) {
+                    a[(i, j)] += v;
+                }
+            }
+        }
+        let r: Vec<f64> = rows
+            .iter()
+            .map(|&k| residuals.get(k).copied().unwrap_or(0.0))
+            .collect();
+        let analysis = analyse_rows(&a, &r);
+        let last = rows.len() - 1;
+        let dep = analysis.dependent.iter().find(|d| d.row == last)?;
+        let largest = dep
+            .coefficients
+            .iter()
+            .fold(0.0f64, |m, &(_, c)| m.max(c.abs()));
+        let mut set: Vec<JointKey> = dep
+            .coefficients
+            .iter()
+            .filter(|&&(_, c)| c.abs() > 1e-8 * largest)
+            .filter_map(|&(k, _)| owner_joint(system, assembly, self.rows[rows[k]]))
+            .chain(owner_joint(system, assembly, self.rows[dependent]))
+            .collect();
+        set.sort_by_key(|j| self.joint_order.get(j).copied().unwrap_or(usize::MAX));
+        set.dedup();
+        Some(set)
     }
 }
 

@@ -89,7 +89,7 @@ impl Default for SolveOptions {
 pub use blocks::MIN_STAGE_COLUMNS;
 pub use diagnose::{
     diagnose, ClusterDiagnosis, Conflict, Diagnosis, FreeMotion, Motion, Status, Structure,
-    CONSISTENT, DEPENDENT_ROW, DIAGNOSE_COLUMNS, MEASURED_CONFLICTS,
+    CONSISTENT, DEPENDENT_ROW, DIAGNOSE_COLUMNS, MEASURED_CONFLICTS, WINDOW_COLUMNS,
 };
 pub use linalg::DENSE_COLUMNS;
 
