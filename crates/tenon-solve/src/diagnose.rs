@@ -322,19 +322,9 @@ pub fn diagnose(
                 }
                 continue;
             }
-            let largest = dep
-                .coefficients
-                .iter()
-                .fold(0.0f64, |m, &(_, c)| m.max(c.abs()));
-            let mut set: Vec<JointKey> = dep
-                .coefficients
-                .iter()
-                .filter(|&&(_, c)| c.abs() > 1e-8 * largest)
-                .filter_map(|&(k, _)| owner_joint(system, assembly, rows[k]))
-                .chain(std::iter::once(joint))
-                .collect();
-            set.sort_by_key(|j| joint_order.get(j).copied().unwrap_or(usize::MAX));
-            set.dedup();
+            let set = combination_joints(&dep.coefficients, joint, &joint_order, |k| {
+                owner_joint(system, assembly, rows[k])
+            });
             match conflicts.iter_mut().find(|c| c.joints == set) {
                 Some(c) => c.violation = c.violation.hypot(dep.gap),
                 None => conflicts.push(Conflict {
@@ -365,17 +355,7 @@ pub fn diagnose(
                 }
             }
         }
-        diagnosis.status = if !conflicts.is_empty() {
-            Status::Conflicting
-        } else if !c.converged || c.max_residual > options.tolerance {
-            Status::Failed
-        } else if !redundant.is_empty() {
-            Status::OverConstrained
-        } else if dof == 0 {
-            Status::WellConstrained
-        } else {
-            Status::UnderConstrained
-        };
+        diagnosis.status = status_of(&conflicts, &redundant, dof, c, options);
         diagnosis.redundant = redundant;
         diagnosis.conflicts = conflicts;
         diagnosis.free_motions = free_motions(
@@ -482,17 +462,7 @@ impl SparseCluster<'_> {
                 conflict.violation = v;
             }
         }
-        let status = if !conflicts.is_empty() {
-            Status::Conflicting
-        } else if !report.converged || report.max_residual > options.tolerance {
-            Status::Failed
-        } else if !redundant.is_empty() {
-            Status::OverConstrained
-        } else if dof == 0 {
-            Status::WellConstrained
-        } else {
-            Status::UnderConstrained
-        };
+        let status = status_of(&conflicts, &redundant, dof, report, options);
         Ok(ClusterDiagnosis {
             dof: Some(dof),
             status,
@@ -576,21 +546,57 @@ impl SparseCluster<'_> {
         let analysis = analyse_rows(&a, &r);
         let last = rows.len() - 1;
         let dep = analysis.dependent.iter().find(|d| d.row == last)?;
-        let largest = dep
-            .coefficients
-            .iter()
-            .fold(0.0f64, |m, &(_, c)| m.max(c.abs()));
-        let mut set: Vec<JointKey> = dep
-            .coefficients
-            .iter()
-            .filter(|&&(_, c)| c.abs() > 1e-8 * largest)
-            .filter_map(|&(k, _)| owner_joint(system, assembly, self.rows[rows[k]]))
-            .chain(owner_joint(system, assembly, self.rows[dependent]))
-            .collect();
-        set.sort_by_key(|j| self.joint_order.get(j).copied().unwrap_or(usize::MAX));
-        set.dedup();
-        Some(set)
+        let joint = owner_joint(system, assembly, self.rows[dependent])?;
+        Some(combination_joints(
+            &dep.coefficients,
+            joint,
+            self.joint_order,
+            |k| owner_joint(system, assembly, self.rows[rows[k]]),
+        ))
     }
+}
+
+/// How a cluster stands, from what its analysis found and how its solve ended.
+fn status_of(
+    conflicts: &[Conflict],
+    redundant: &[JointKey],
+    dof: usize,
+    report: &crate::ClusterReport,
+    options: SolveOptions,
+) -> Status {
+    if !conflicts.is_empty() {
+        Status::Conflicting
+    } else if !report.converged || report.max_residual > options.tolerance {
+        Status::Failed
+    } else if !redundant.is_empty() {
+        Status::OverConstrained
+    } else if dof == 0 {
+        Status::WellConstrained
+    } else {
+        Status::UnderConstrained
+    }
+}
+
+/// The joints of a dependent row's combination (`(row, coefficient)` on earlier rows;
+/// negligible coefficients left out) and its own `joint`, in file order, each once.
+fn combination_joints(
+    coefficients: &[(usize, f64)],
+    joint: JointKey,
+    joint_order: &FxHashMap<JointKey, usize>,
+    joint_of_row: impl Fn(usize) -> Option<JointKey>,
+) -> Vec<JointKey> {
+    let largest = coefficients
+        .iter()
+        .fold(0.0f64, |m, &(_, c)| m.max(c.abs()));
+    let mut set: Vec<JointKey> = coefficients
+        .iter()
+        .filter(|&&(_, c)| c.abs() > 1e-8 * largest)
+        .filter_map(|&(k, _)| joint_of_row(k))
+        .chain(std::iter::once(joint))
+        .collect();
+    set.sort_by_key(|j| joint_order.get(j).copied().unwrap_or(usize::MAX));
+    set.dedup();
+    set
 }
 
 /// Solves `keep` exactly from `state` (the solve's least-change Newton, on the cluster
