@@ -34,10 +34,10 @@
 //! set is traced by the dense analysis of the rows around it (a window of up to
 //! [`WINDOW_COLUMNS`] columns: conflicts close loops, and loops are local) and its size
 //! measured; beyond, or when the combination reaches past the window, a conflict is
-//! named by its own joint alone. Free motions are not listed. Known limit: when a large
-//! cluster's solve fails, its least-squares compromise spreads the error, and loops far
-//! from the conflict then disagree slightly (1e-8 to 1e-7): they are listed as conflicts
-//! too, with those sizes.
+//! named by its own joint alone. Free motions are not listed. When a large cluster's
+//! solve fails, its least-squares compromise spreads the error (loops far from the
+//! conflict then disagree slightly); the analysis first moves to the pose that
+//! concentrates the error on as few equations as possible (`concentrate`).
 
 use nalgebra::{DMatrix, DVector};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -260,6 +260,29 @@ pub fn diagnose(
         cols.extend(extras);
         let col_of: FxHashMap<usize, usize> =
             cols.iter().enumerate().map(|(k, &c)| (c, k)).collect();
+        // A failed solve ends at a least-squares compromise that spreads the error over
+        // the cluster; in a large cluster, that makes loops far from a conflict disagree
+        // a little, so the sparse analysis reads the pose where the error is concentrated
+        // on as few equations as possible instead (see `concentrate`). Small clusters
+        // keep the solve's pose: their dense analysis traces each combination whole.
+        let failed = (!c.converged || c.max_residual > options.tolerance)
+            && cols.len() > options.diagnose_columns;
+        let concentrated = if failed {
+            Some(concentrate(
+                problem, &rows, &cols, state, params, &weights, options,
+            )?)
+        } else {
+            None
+        };
+        let (state, params): (&[f64], &[f64]) = match &concentrated {
+            Some(at) => (&at.0, &at.1),
+            None => (state, params),
+        };
+        let (residuals, jac) = if failed {
+            system.tangent_jacobian_of_rows(compiled, state, params, &rows)?
+        } else {
+            (residuals, jac)
+        };
         let mut adjacency: Vec<Vec<u32>> = vec![Vec::new(); rows.len()];
         for &(r, col, _) in &jac.entries {
             if let (Some(&k), Some(row)) =
@@ -325,13 +348,7 @@ pub fn diagnose(
             let set = combination_joints(&dep.coefficients, joint, &joint_order, |k| {
                 owner_joint(system, assembly, rows[k])
             });
-            match conflicts.iter_mut().find(|c| c.joints == set) {
-                Some(c) => c.violation = c.violation.hypot(dep.gap),
-                None => conflicts.push(Conflict {
-                    joints: set,
-                    violation: dep.gap.abs(),
-                }),
-            }
+            add_conflict(&mut conflicts, set, dep.gap, &joint_order);
         }
         redundant.retain(|j| !conflicts.iter().any(|c| c.joints.last() == Some(j)));
         // The size of each conflict: how far its last joint is from holding when the
@@ -438,13 +455,7 @@ impl SparseCluster<'_> {
                 None
             }
             .unwrap_or_else(|| vec![joint]);
-            match conflicts.iter_mut().find(|c| c.joints == set) {
-                Some(c) => c.violation = c.violation.hypot(gap),
-                None => conflicts.push(Conflict {
-                    joints: set,
-                    violation: gap.abs(),
-                }),
-            }
+            add_conflict(&mut conflicts, set, gap, self.joint_order);
         }
         redundant.retain(|j| !conflicts.iter().any(|c| c.joints.last() == Some(j)));
         redundant.sort_by_key(|j| self.joint_order.get(j).copied().unwrap_or(usize::MAX));
@@ -553,6 +564,169 @@ impl SparseCluster<'_> {
             self.joint_order,
             |k| owner_joint(system, assembly, self.rows[rows[k]]),
         ))
+    }
+}
+
+/// Rounds of [`concentrate`].
+const ROBUST_ROUNDS: usize = 40;
+
+/// A state and its parameters.
+type At = (Vec<f64>, Vec<f64>);
+
+/// From a failed solve's end, the pose that concentrates the cluster's error on as few
+/// equations as possible: iteratively reweighted least squares toward the least sum of
+/// absolute residuals (row weights `1 / sqrt(r^2 + e^2)`, `e` shrinking), each round one
+/// least-change Gauss-Newton step on the weighted rows, kept when the sum falls. Where
+/// joints conflict, this leaves the joints that can hold holding (a loop that cannot
+/// close fails at one joint instead of spreading its gap over the cluster), so the rank
+/// analysis sees the dependencies of a consistent pose and the conflict alone disagrees.
+fn concentrate(
+    problem: &Problem<'_>,
+    rows: &[usize],
+    cols: &[usize],
+    state: &[f64],
+    params: &[f64],
+    weights: &[f64],
+    options: SolveOptions,
+) -> Result<At, SolveError> {
+    let (system, compiled) = (problem.system, problem.compiled);
+    let n = system.tangent_dimension();
+    let mut col_of = vec![usize::MAX; n];
+    for (k, &c) in cols.iter().enumerate() {
+        if let Some(slot) = col_of.get_mut(c) {
+            *slot = k;
+        }
+    }
+    let col_weight: Vec<f64> = cols
+        .iter()
+        .map(|&c| weights.get(c).copied().unwrap_or(1.0))
+        .collect();
+    let sum = |r: &[f64]| r.iter().map(|x| x.abs()).sum::<f64>();
+    let mut at = (state.to_vec(), params.to_vec());
+    let mut matrix = crate::linalg::StepMatrix::new(rows.len(), cols.len(), options.dense_columns);
+    let mut eps: Option<f64> = None;
+    for _ in 0..ROBUST_ROUNDS {
+        let (r, mut jac) = system.tangent_jacobian_of_rows(compiled, &at.0, &at.1, rows)?;
+        let largest = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        if largest <= options.tolerance || !largest.is_finite() {
+            break;
+        }
+        let e = *eps.get_or_insert(0.1 * largest);
+        let w: Vec<f64> = r
+            .iter()
+            .map(|x| (x * x + e * e).sqrt().recip().sqrt())
+            .collect();
+        for entry in &mut jac.entries {
+            entry.2 *= w.get(entry.0 as usize).copied().unwrap_or(1.0);
+        }
+        let rw: Vec<f64> = r.iter().zip(&w).map(|(a, b)| a * b).collect();
+        matrix.fill(&jac, &col_of, &col_weight);
+        let factored = matrix.factor()?;
+        let dy = factored.regularized(0.0, 1.0)?.solve(&rw);
+        let before = sum(&r);
+        let mut alpha = 1.0;
+        let mut accepted = false;
+        for _ in 0..12 {
+            let mut delta = vec![0.0; n];
+            for (k, &c) in cols.iter().enumerate() {
+                delta[c] = -alpha * dy[k] / col_weight[k];
+            }
+            let mut next = at.clone();
+            system.retract(&mut next.0, &delta);
+            system.update_turns(compiled, &at.0, &next.0, &mut next.1)?;
+            let all = system.residuals(compiled, &next.0, &next.1)?;
+            let trial: Vec<f64> = rows
+                .iter()
+                .map(|&k| all.get(k).copied().unwrap_or(0.0))
+                .collect();
+            if sum(&trial) < before {
+                at = next;
+                accepted = true;
+                break;
+            }
+            alpha *= 0.5;
+        }
+        eps = Some(if accepted { e * 0.3 } else { e * 0.1 });
+        if e < 1e-3 * options.tolerance {
+            break;
+        }
+    }
+    // The equations left with small residuals are then solved exactly (the rest let go):
+    // the rank of a nearly consistent pose is not the rank of a consistent one.
+    let (r, _) = system.tangent_jacobian_of_rows(compiled, &at.0, &at.1, rows)?;
+    let largest = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let keep: Vec<usize> = rows
+        .iter()
+        .zip(&r)
+        .filter(|(_, x)| x.abs() <= CONCENTRATED * largest)
+        .map(|(&k, _)| k)
+        .collect();
+    if keep.len() < rows.len() {
+        if let Some(held) = solve_keeping(problem, &at, &keep, weights, options)? {
+            at = held;
+        }
+    }
+    Ok(at)
+}
+
+/// After [`concentrate`], residuals below this fraction of the largest count as
+/// equations that hold.
+const CONCENTRATED: f64 = 1e-3;
+
+/// Solves `keep` (global equation indices, one cluster's) exactly from `at` with the
+/// solve's least-change Newton; the state reached, or `None` when they cannot hold.
+fn solve_keeping(
+    problem: &Problem<'_>,
+    at: &At,
+    keep: &[usize],
+    weights: &[f64],
+    options: SolveOptions,
+) -> Result<Option<At>, SolveError> {
+    let compiled = problem.compiled;
+    let Some(k) = keep.first().and_then(|&r| compiled.cluster_of(r)) else {
+        return Ok(None);
+    };
+    let Some(cluster) = compiled.clusters().get(k) else {
+        return Ok(None);
+    };
+    let local_row = |r: &usize| cluster.equations().binary_search(r).ok();
+    let keep: Vec<usize> = keep.iter().filter_map(local_row).collect();
+    let mut scratch = Scratch::take_thread_local();
+    let solved = newton::solve_rows(cluster, &mut scratch, &at.0, &at.1, weights, keep, options);
+    Scratch::give_back(scratch);
+    let (local, params, held) = solved?;
+    if !held {
+        return Ok(None);
+    }
+    let mut state = at.0.clone();
+    cluster.scatter(&local, &mut state);
+    Ok(Some((state, params)))
+}
+
+/// Adds a dependent row's conflict: rows of the same joint (the set's last) make one
+/// conflict, whose set is the union of theirs (in file order) and whose disagreement adds
+/// up in squares.
+fn add_conflict(
+    conflicts: &mut Vec<Conflict>,
+    set: Vec<JointKey>,
+    gap: f64,
+    joint_order: &FxHashMap<JointKey, usize>,
+) {
+    match conflicts
+        .iter_mut()
+        .find(|c| c.joints.last().is_some() && c.joints.last() == set.last())
+    {
+        Some(c) => {
+            c.violation = c.violation.hypot(gap);
+            c.joints.extend(set);
+            c.joints
+                .sort_by_key(|j| joint_order.get(j).copied().unwrap_or(usize::MAX));
+            c.joints.dedup();
+        }
+        None => conflicts.push(Conflict {
+            joints: set,
+            violation: gap.abs(),
+        }),
     }
 }
 

@@ -202,3 +202,40 @@ fn block_triangular_stages_land_where_the_whole_solve_does() {
         assert!(d < bound, "n = {n}: staged and whole differ by {d}");
     }
 }
+
+/// A loop that cannot close inside a cluster too large for the dense analysis: one cell
+/// of a 250-cell ladder has its last revolute 1 unit off along its axis. The analysis
+/// reads the pose that concentrates the error (the other loops hold there), and names
+/// the four joints of that cell and the size.
+#[test]
+fn a_conflict_in_a_large_cluster_is_traced_to_its_loop() {
+    let text = generate::ladder(250).replace(
+        r#"{ "id": "tq100", "type": "revolute", "i": { "part": "t100", "marker": "q" }"#,
+        r#"{ "id": "tq100", "type": "revolute", "i": { "part": "t100", "position": [40, 0, 1] }"#,
+    );
+    assert!(
+        text.contains("[40, 0, 1]"),
+        "the generator's joint text changed"
+    );
+    let mut m = Mechanism::from_json(&text, None).unwrap();
+    let d = m.diagnose().unwrap();
+    let c = &d.clusters[0];
+    assert_eq!(c.status, tenon::Status::Conflicting);
+    let summary: Vec<(Vec<&str>, f64)> = c
+        .conflicts
+        .iter()
+        .map(|k| {
+            let ids = k.joints.iter().map(|j| m.joint_id(*j).unwrap()).collect();
+            (ids, k.violation)
+        })
+        .collect();
+    assert_eq!(c.conflicts.len(), 1, "{summary:?}");
+    assert_eq!(summary[0].0, ["bp100", "bq100", "tp100", "tq100"]);
+    let v = summary[0].1;
+    assert!((v - 1.0).abs() < 1e-6, "violation {v}");
+    // The other cells' loops hold there: they repeat equations but conflict nowhere.
+    assert!(c.redundant.len() >= 100, "{} redundant", c.redundant.len());
+    for k in &c.conflicts {
+        assert!(k.joints.iter().all(|j| !c.redundant.contains(j)));
+    }
+}
