@@ -785,27 +785,15 @@ fn violation_without(
     weights: &[f64],
     options: SolveOptions,
 ) -> Result<Option<f64>, SolveError> {
-    let compiled = problem.compiled;
-    let Some(k) = own.first().and_then(|&r| compiled.cluster_of(r)) else {
+    let at = (state.to_vec(), params.to_vec());
+    let Some(held) = solve_keeping(problem, &at, keep, weights, options)? else {
         return Ok(None);
     };
-    let Some(cluster) = compiled.clusters().get(k) else {
-        return Ok(None);
-    };
-    let local_row = |r: &usize| cluster.equations().binary_search(r).ok();
-    let keep: Vec<usize> = keep.iter().filter_map(local_row).collect();
-    let own: Vec<usize> = own.iter().filter_map(local_row).collect();
-    let mut scratch = Scratch::take_thread_local();
-    let (local, params, held) =
-        newton::solve_rows(cluster, &mut scratch, state, params, weights, keep, options)?;
-    let mut out = cluster.output();
-    cluster.evaluate_residuals(&mut scratch, &local, &params, &mut out)?;
-    Scratch::give_back(scratch);
-    if !held {
-        return Ok(None);
-    }
-    Ok(Some(own.iter().fold(0.0f64, |m, &r| {
-        m.max(out.residuals().get(r).copied().unwrap_or(0.0).abs())
+    let r = problem
+        .system
+        .residuals(problem.compiled, &held.0, &held.1)?;
+    Ok(Some(own.iter().fold(0.0f64, |m, &k| {
+        m.max(r.get(k).copied().unwrap_or(0.0).abs())
     })))
 }
 
