@@ -119,7 +119,9 @@ impl Mechanism {
         Mechanism::new(tenon_model::read_asmt(text, source)?)
     }
 
-    /// From an assembly built in code.
+    /// From an assembly built in code. Builds and compiles its equations once, with the
+    /// stage tapes of the default solve (options changed later compile theirs at the
+    /// next solve).
     pub fn new(assembly: Assembly) -> Result<Mechanism, Error> {
         let mut system = System::build(&assembly)?;
         let compiled = system.compile()?;
