@@ -936,27 +936,7 @@ fn free_motions(
     weight: &dyn Fn(usize) -> f64,
 ) -> Vec<FreeMotion> {
     let n = cols.len();
-    // Null space: complete the row basis with unit vectors.
-    let mut all: Vec<DVector<f64>> = row_basis.to_vec();
-    let mut null: Vec<DVector<f64>> = Vec::new();
-    for e in 0..n {
-        if all.len() == n {
-            break;
-        }
-        let mut v = DVector::from_fn(n, |i, _| if i == e { 1.0 } else { 0.0 });
-        for _ in 0..2 {
-            for b in &all {
-                let c = b.dot(&v);
-                v -= b * c;
-            }
-        }
-        let norm = v.norm();
-        if norm > 1e-6 {
-            v /= norm;
-            all.push(v.clone());
-            null.push(v);
-        }
-    }
+    let null = crate::linalg::complete_null_space(row_basis.to_vec(), n, 1e-6);
     if null.is_empty() {
         return Vec::new();
     }

@@ -485,7 +485,11 @@ pub fn drag(
             // A wide Jacobian's thin SVD has only min(rows, cols) rows of v_t: complete the
             // basis with the orthogonal complement when needed.
             if b.len() + rank < n {
-                b = null_space_complete(&vt, rank, n);
+                b = linalg::complete_null_space(
+                    (0..rank).map(|k| vt.row(k).transpose()).collect(),
+                    n,
+                    1e-8,
+                );
             }
             b
         };
@@ -512,30 +516,6 @@ pub fn drag(
         }
     }
     Ok(report)
-}
-
-/// An orthonormal basis of the null space of a matrix whose row space is spanned by the
-/// first `rank` rows of `vt` (Gram-Schmidt against the unit vectors).
-fn null_space_complete(vt: &DMatrix<f64>, rank: usize, n: usize) -> Vec<DVector<f64>> {
-    let mut basis: Vec<DVector<f64>> = (0..rank).map(|k| vt.row(k).transpose()).collect();
-    let mut null = Vec::new();
-    for e in 0..n {
-        let mut v = DVector::from_fn(n, |i, _| if i == e { 1.0 } else { 0.0 });
-        for b in &basis {
-            let c = b.dot(&v);
-            v -= b * c;
-        }
-        let norm = v.norm();
-        if norm > 1e-8 {
-            v /= norm;
-            basis.push(v.clone());
-            null.push(v);
-        }
-        if basis.len() == n {
-            break;
-        }
-    }
-    null
 }
 
 /// The Dulmage-Mendelsohn decomposition of a system's equations (motions left out unless

@@ -40,6 +40,37 @@ pub(crate) const RANK_COLUMNS: usize = 150;
 /// damped a little early on); 1e-7 and above slow the last steps.
 pub(crate) const REGULARIZATION: f64 = 1e-8;
 
+/// An orthonormal basis of the complement of `row_basis` (orthonormal vectors of length
+/// `n`): unit vectors orthogonalised against everything kept so far (twice, for
+/// accuracy), kept when more than `tolerance` of their length is left.
+pub(crate) fn complete_null_space(
+    row_basis: Vec<DVector<f64>>,
+    n: usize,
+    tolerance: f64,
+) -> Vec<DVector<f64>> {
+    let mut all = row_basis;
+    let mut null = Vec::new();
+    for e in 0..n {
+        if all.len() >= n {
+            break;
+        }
+        let mut v = DVector::from_fn(n, |i, _| if i == e { 1.0 } else { 0.0 });
+        for _ in 0..2 {
+            for b in &all {
+                let c = b.dot(&v);
+                v -= b * c;
+            }
+        }
+        let norm = v.norm();
+        if norm > tolerance {
+            v /= norm;
+            all.push(v.clone());
+            null.push(v);
+        }
+    }
+    null
+}
+
 /// Euclidean norm.
 pub(crate) fn norm(x: &[f64]) -> f64 {
     x.iter().map(|v| v * v).sum::<f64>().sqrt()
