@@ -102,14 +102,17 @@ fn finish(mut s: String, joints: &[String]) -> String {
     s
 }
 
-/// An open chain of `n` links of length 10 along x, revolutes about z.
+/// An open chain of `n` links of length 10, revolutes about z, link `k` turned
+/// `10 + 4 wobble` degrees from the one before: the solved pose coils round a circle of
+/// radius about 60 (coordinates stay small at any `n`), and each link starts perturbed
+/// from it.
 pub fn chain(n: usize) -> String {
     chain_with(n, false)
 }
 
-/// [`chain`] with every revolute driven to an angle of a few degrees: as many equations
-/// as unknowns, each link's block depending on the one before (a block-triangular
-/// system).
+/// [`chain`] with every revolute driven to its angle in the solved pose: as many
+/// equations as unknowns, each link's block depending on the one before (a
+/// block-triangular system).
 pub fn driven_chain(n: usize) -> String {
     chain_with(n, true)
 }
@@ -118,25 +121,29 @@ fn chain_with(n: usize, driven: bool) -> String {
     let mut s = header("");
     s.push_str(r#"{ "id": "ground", "grounded": true, "markers": { "m": {} } }"#);
     let mut joints = Vec::new();
+    let (mut heading, mut at) = (0.0f64, [0.0f64; 3]);
     for k in 0..n {
-        let angle = 5.0 * wobble(k, 6.0);
+        let turn = 10.0 + 4.0 * wobble(k, 7.0);
+        heading += turn;
         s.push_str(",\n");
         s.push_str(&part(
             &format!("link{k}"),
-            [10.0 * k as f64, 0.0, 0.0],
-            &rot_z(angle),
+            at,
+            &rot_z(heading),
             k,
             1.0,
             3.0,
             r#""a": {}, "b": { "position": [10, 0, 0] }"#,
         ));
+        let (sin, cos) = heading.to_radians().sin_cos();
+        at = [at[0] + 10.0 * cos, at[1] + 10.0 * sin, 0.0];
         let j = if k == 0 {
             ("ground".to_string(), "m")
         } else {
             (format!("link{}", k - 1), "b")
         };
         let drive = if driven {
-            format!(r#", "angle": {}"#, 4.0 * wobble(k, 7.0))
+            format!(r#", "angle": {turn}"#)
         } else {
             String::new()
         };
