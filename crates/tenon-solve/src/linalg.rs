@@ -3,9 +3,10 @@
 //! of one piece of a cluster.
 //!
 //! - Small pieces (up to [`DENSE_COLUMNS`] columns): the same regularised normal
-//!   equations, dense (nalgebra Cholesky); the rank from the singular values once, at
-//!   the end (singular values below [`RANK_TOLERANCE`](crate::RANK_TOLERANCE) times the
-//!   largest count as zero).
+//!   equations, dense (`dense`: `A^T A` summed from the rows' nonzeros, a Cholesky on a
+//!   flat buffer); the rank by column-pivoted QR once, at the end (diagonal entries of
+//!   `R` below [`RANK_TOLERANCE`](crate::RANK_TOLERANCE) times the largest count as
+//!   zero).
 //! - Large pieces: the regularised normal equations `(A^T A + mu I) dy = A^T r` by sparse
 //!   Cholesky (faer). The pattern of `A`, of `A^T A` and the symbolic factorization
 //!   (with its fill-reducing ordering) are computed once per piece; each iteration
@@ -16,14 +17,17 @@
 //!
 //! Architecture invariant: faer appears in this module only.
 
+mod dense;
+
+use dense::DenseStep;
 use faer::linalg::solvers::Solve;
 use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
 use faer::{Mat, Side};
-use nalgebra::{DMatrix, DVector};
+use nalgebra::DVector;
 use tenon_system::TangentJacobian;
 
-use crate::{SolveError, RANK_TOLERANCE};
+use crate::SolveError;
 
 /// Pieces with more tangent columns than this are solved sparse by default (see
 /// [`SolveOptions::dense_columns`](crate::SolveOptions::dense_columns)).
@@ -86,14 +90,14 @@ pub(crate) fn norm_of_rows(x: &[f64], rows: &[usize]) -> f64 {
 
 /// The weighted Jacobian of a piece, dense or sparse by size.
 pub(crate) enum StepMatrix {
-    Dense(DMatrix<f64>),
+    Dense(Box<DenseStep>),
     Sparse(Box<SparseNormal>),
 }
 
 impl StepMatrix {
     pub(crate) fn new(rows: usize, cols: usize, dense_columns: usize) -> StepMatrix {
         if cols <= dense_columns {
-            StepMatrix::Dense(DMatrix::zeros(rows, cols))
+            StepMatrix::Dense(Box::new(DenseStep::new(rows, cols)))
         } else {
             StepMatrix::Sparse(Box::new(SparseNormal::new(rows, cols)))
         }
@@ -103,16 +107,7 @@ impl StepMatrix {
     /// `col_of[c]` (entries of other columns are ignored), divided by `weight[col]`.
     pub(crate) fn fill(&mut self, jac: &TangentJacobian, col_of: &[usize], weight: &[f64]) {
         match self {
-            StepMatrix::Dense(m) => {
-                m.fill(0.0);
-                for &(r, c, v) in &jac.entries {
-                    if let Some(&j) = col_of.get(c as usize) {
-                        if j < m.ncols() && (r as usize) < m.nrows() {
-                            m[(r as usize, j)] += v / weight[j];
-                        }
-                    }
-                }
-            }
+            StepMatrix::Dense(d) => d.fill(jac, col_of, weight),
             StepMatrix::Sparse(s) => s.fill(jac, col_of, weight),
         }
     }
@@ -120,18 +115,7 @@ impl StepMatrix {
     /// Factors what can be factored once for any damping.
     pub(crate) fn factor(&self) -> Result<Factored<'_>, SolveError> {
         Ok(match self {
-            StepMatrix::Dense(m) => {
-                let column_norm = m
-                    .as_slice()
-                    .chunks(m.nrows().max(1))
-                    .map(|c| c.iter().map(|x| x * x).sum::<f64>())
-                    .fold(0.0f64, f64::max)
-                    .sqrt();
-                Factored::Dense {
-                    matrix: m,
-                    column_norm,
-                }
-            }
+            StepMatrix::Dense(d) => Factored::Dense(d),
             StepMatrix::Sparse(s) => Factored::Sparse(s),
         })
     }
@@ -139,44 +123,8 @@ impl StepMatrix {
 
 /// A factored (or ready to factor) step matrix.
 pub(crate) enum Factored<'a> {
-    Dense {
-        matrix: &'a DMatrix<f64>,
-        column_norm: f64,
-    },
+    Dense(&'a DenseStep),
     Sparse(&'a SparseNormal),
-}
-
-/// `A^T A` from the columns of `A` (column-major, so each column is contiguous).
-fn gram(m: &DMatrix<f64>) -> DMatrix<f64> {
-    let (rows, cols) = m.shape();
-    let data = m.as_slice();
-    let column = |k: usize| &data[k * rows..(k + 1) * rows];
-    let mut n = DMatrix::<f64>::zeros(cols, cols);
-    for j in 0..cols {
-        let cj = column(j);
-        for i in j..cols {
-            let v: f64 = column(i).iter().zip(cj).map(|(a, b)| a * b).sum();
-            n[(i, j)] = v;
-            n[(j, i)] = v;
-        }
-    }
-    n
-}
-
-/// Numerical rank of a dense matrix by column-pivoted QR: diagonal entries of `R` above
-/// [`RANK_TOLERANCE`] times the first (the largest) count.
-fn dense_rank(m: &DMatrix<f64>) -> usize {
-    if m.nrows() == 0 || m.ncols() == 0 {
-        return 0;
-    }
-    let r = m.clone().col_piv_qr().unpack_r();
-    let diag: Vec<f64> = (0..r.nrows().min(r.ncols()))
-        .map(|k| r[(k, k)].abs())
-        .collect();
-    let first = diag.first().copied().unwrap_or(0.0);
-    diag.iter()
-        .filter(|&&d| d > RANK_TOLERANCE * first.max(1e-300))
-        .count()
 }
 
 impl Factored<'_> {
@@ -184,7 +132,7 @@ impl Factored<'_> {
     /// where the piece is small enough.
     pub(crate) fn rank(&self) -> Option<usize> {
         match self {
-            Factored::Dense { matrix, .. } => Some(dense_rank(matrix)),
+            Factored::Dense(d) => Some(d.rank()),
             Factored::Sparse(s) if s.cols <= RANK_COLUMNS => Some(s.dense_rank()),
             Factored::Sparse(_) => None,
         }
@@ -194,7 +142,7 @@ impl Factored<'_> {
     /// is computed, within a factor `sqrt(columns)` of the largest singular value).
     pub(crate) fn scale(&self) -> f64 {
         match self {
-            Factored::Dense { column_norm, .. } => *column_norm,
+            Factored::Dense(d) => d.scale(),
             Factored::Sparse(s) => s.scale(),
         }
     }
@@ -209,24 +157,10 @@ impl Factored<'_> {
         let floor = REGULARIZATION * progress.clamp(1e-6, 1.0) * self.scale().powi(2);
         let mu = lambda.max(floor);
         match self {
-            Factored::Dense { matrix, .. } => {
-                let normal = gram(matrix);
-                let mut mu = mu.max(1e-300);
-                for _ in 0..8 {
-                    let mut n = normal.clone();
-                    for k in 0..n.nrows() {
-                        n[(k, k)] += mu;
-                    }
-                    if let Some(chol) = n.cholesky() {
-                        return Ok(Steps::Dense { matrix, chol });
-                    }
-                    // Not numerically positive definite: regularise more.
-                    mu *= 100.0;
-                }
-                Err(SolveError::Factorization(
-                    "normal equations could not be factored".into(),
-                ))
-            }
+            Factored::Dense(d) => Ok(Steps::Dense {
+                step: d,
+                chol: d.factor(mu)?,
+            }),
             Factored::Sparse(s) => Ok(Steps::Sparse {
                 normal: s,
                 llt: s.factor(mu)?,
@@ -238,8 +172,8 @@ impl Factored<'_> {
 /// `(A^T A + mu I)` factored: `solve(r)` is `(A^T A + mu I)^-1 A^T r`.
 pub(crate) enum Steps<'a> {
     Dense {
-        matrix: &'a DMatrix<f64>,
-        chol: nalgebra::Cholesky<f64, nalgebra::Dyn>,
+        step: &'a DenseStep,
+        chol: dense::Cholesky,
     },
     Sparse {
         normal: &'a SparseNormal,
@@ -251,9 +185,10 @@ impl Steps<'_> {
     /// `(A^T A + mu I)^-1 A^T r`.
     pub(crate) fn solve(&self, r: &[f64]) -> Vec<f64> {
         match self {
-            Steps::Dense { matrix, chol } => {
-                let rhs = matrix.tr_mul(&DVector::from_column_slice(r));
-                chol.solve(&rhs).iter().copied().collect()
+            Steps::Dense { step, chol } => {
+                let mut x = step.transpose_times(r);
+                chol.solve_in_place(&mut x);
+                x
             }
             Steps::Sparse { normal, llt } => {
                 let mut x = normal.transpose_times(r);
@@ -435,13 +370,13 @@ impl SparseNormal {
 
     /// Rank by the singular values of `A` made dense.
     fn dense_rank(&self) -> usize {
-        let mut m = DMatrix::<f64>::zeros(self.rows, self.cols);
+        let mut m = vec![0.0; self.rows * self.cols];
         for r in 0..self.rows {
             for k in self.a_row_start[r]..self.a_row_start[r + 1] {
-                m[(r, self.a_cols[k])] = self.a_values[k];
+                m[self.a_cols[k] * self.rows + r] = self.a_values[k];
             }
         }
-        dense_rank(&m)
+        dense::rank(&m, self.rows, self.cols)
     }
 
     fn scale(&self) -> f64 {

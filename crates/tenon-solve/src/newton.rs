@@ -103,17 +103,6 @@ pub(crate) struct ClusterJob<'a> {
     pub(crate) stages: Option<&'a [Vec<StageTape>]>,
 }
 
-/// The rows that take part (used equations, then limit rows), its pieces, and the
-/// columns each used row reads, from the tangent Jacobian `jac` of those rows.
-fn pieces_of(
-    cluster: &ClusterTape,
-    used: &[usize],
-    rows: &[usize],
-    jac: &tenon_system::TangentJacobian,
-) -> Vec<Part> {
-    split(cluster, rows, used.len(), jac)
-}
-
 /// The equations of a cluster that take part in a solve with `options`.
 fn used_rows(system: &System, cluster: &ClusterTape, options: SolveOptions) -> Vec<usize> {
     (0..cluster.equations().len())
@@ -129,9 +118,7 @@ pub(crate) fn cut_stages(
     options: SolveOptions,
 ) -> Result<Vec<Vec<StageTape>>, SolveError> {
     let used = used_rows(system, cluster, options);
-    let mut rows = used.clone();
-    rows.extend(cluster.limit_rows().iter().map(|l| l.row));
-    let pattern = cluster.tangent_pattern(&rows);
+    let pattern = cluster.tangent_pattern(&used);
     let mut row_cols: Vec<Vec<usize>> = vec![Vec::new(); cluster.equations().len()];
     for &(r, c, _) in &pattern.entries {
         if let Some(&row) = used.get(r as usize) {
@@ -139,7 +126,7 @@ pub(crate) fn cut_stages(
         }
     }
     let mut plan = Vec::new();
-    for piece in pieces_of(cluster, &used, &rows, &pattern) {
+    for piece in split(cluster, &used) {
         if !piece.limits.is_empty() {
             plan.push(Vec::new());
             continue;
@@ -178,11 +165,7 @@ pub(crate) fn solve_cluster(
     let mut out = cluster.output();
     let used = used_rows(system, cluster, options);
     cluster.evaluate(scratch, &local, &params, &mut out)?;
-    // Equation rows, then limit rows, for the split.
-    let mut rows = used.clone();
-    rows.extend(cluster.limit_rows().iter().map(|l| l.row));
-    let jac = cluster.tangent_jacobian(&local, &out, &rows);
-    let pieces = pieces_of(cluster, &used, &rows, &jac);
+    let pieces = split(cluster, &used);
     let weight = local_weights(cluster, weights);
     let mut reports = Vec::with_capacity(pieces.len());
     let mut residuals = Vec::new();
@@ -291,34 +274,27 @@ pub(crate) fn solve_cluster(
     })
 }
 
-/// Splits a compiled cluster by the equations taking part: union-find over the part
-/// and extra-unknown groups each used row touches.
-fn split(
-    cluster: &ClusterTape,
-    used: &[usize],
-    equations: usize,
-    jac: &tenon_system::TangentJacobian,
-) -> Vec<Part> {
+/// Splits a compiled cluster by the equations taking part (`used`, local rows) and its
+/// limit rows: union-find over the part and extra-unknown groups each row reads, from
+/// the compiled pattern alone (nothing evaluated).
+fn split(cluster: &ClusterTape, used: &[usize]) -> Vec<Part> {
     let n_parts = cluster.parts().len();
     let groups = n_parts + cluster.extras().len();
-    let group_of = |c: usize| {
-        if c < 6 * n_parts {
-            c / 6
-        } else {
-            c - 5 * n_parts
-        }
-    };
+    let limits = cluster.limit_rows();
     let mut uf = UnionFind::<usize>::new(groups.max(1));
-    let mut row_group: Vec<Option<usize>> = vec![None; used.len()];
-    for &(r, c, _) in &jac.entries {
-        let g = group_of(c as usize);
-        match row_group[r as usize] {
-            Some(first) => {
+    let row_group: Vec<Option<usize>> = used
+        .iter()
+        .copied()
+        .chain(limits.iter().map(|l| l.row))
+        .map(|row| {
+            let mut read = cluster.groups_read(row).filter(|&g| g < groups);
+            let first = read.next()?;
+            for g in read {
                 uf.union(first, g);
             }
-            None => row_group[r as usize] = Some(g),
-        }
-    }
+            Some(first)
+        })
+        .collect();
     let mut piece_of_root = vec![usize::MAX; groups];
     let mut pieces: Vec<Part> = Vec::new();
     for g in 0..groups {
@@ -343,9 +319,9 @@ fn split(
         // piece (it belongs to the cluster only through unknowns that cancel here).
         let root = g.map_or(0, |g| uf.find(g));
         if let Some(piece) = piece_of_root.get(root).and_then(|&p| pieces.get_mut(p)) {
-            if k < equations {
+            if k < used.len() {
                 piece.rows.push(used[k]);
-            } else if let Some(&limit) = cluster.limit_rows().get(k - equations) {
+            } else if let Some(&limit) = limits.get(k - used.len()) {
                 piece.limits.push(limit);
             }
         }

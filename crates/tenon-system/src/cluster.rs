@@ -274,38 +274,68 @@ impl ClusterTape {
         let n7 = 7 * self.parts.len();
         let entries = &mut jac.entries;
         entries.clear();
-        // Each quaternion entry becomes three: room for all of them, so no regrowth.
-        entries.reserve(
-            rows.iter()
-                .map(|&r| 3 * pattern.row(r).len())
-                .sum::<usize>(),
-        );
+        // A part's four quaternion entries in a row fold into its three rotation
+        // columns: room for at most one entry per compiled entry.
+        entries.reserve(rows.iter().map(|&r| pattern.row(r).len()).sum::<usize>());
+        // `G(q)` of the part met last (a row reads a part's quaternion entries together).
+        let mut tangent: Option<(usize, [[f64; 3]; 4])> = None;
         for (row_out, &row) in rows.iter().enumerate() {
+            let r = row_out as u32;
             let first = starts.get(row).map_or(0, |&x| x as usize);
+            // The rotation columns of the part whose quaternion entries are being folded.
+            let mut folding: Option<(usize, [f64; 3])> = None;
             for (offset, &col) in pattern.row(row).iter().enumerate() {
                 let value = values.get(first + offset).copied().unwrap_or(0.0);
                 let col = col as usize;
-                if col >= n7 {
-                    let c = 6 * self.parts.len() + col - n7;
-                    entries.push((row_out as u32, c as u32, value));
-                    continue;
-                }
                 let (part, k) = (col / 7, col % 7);
-                if k < 3 {
-                    entries.push((row_out as u32, (6 * part + k) as u32, value));
+                if col < n7 && k >= 3 {
+                    let g = match tangent {
+                        Some((p, g)) if p == part => g,
+                        _ => {
+                            let q = [3, 4, 5, 6]
+                                .map(|i| local.get(7 * part + i).copied().unwrap_or(0.0));
+                            let g = quaternion_tangent(q);
+                            tangent = Some((part, g));
+                            g
+                        }
+                    };
+                    if folding.is_some_and(|(p, _)| p != part) {
+                        push_rotation(entries, r, folding.take());
+                    }
+                    let acc = &mut folding.get_or_insert((part, [0.0; 3])).1;
+                    for (a, &gk) in acc.iter_mut().zip(&g[k - 3]) {
+                        *a += value * gk;
+                    }
                     continue;
                 }
-                let q = [3, 4, 5, 6].map(|i| local.get(7 * part + i).copied().unwrap_or(0.0));
-                let g = quaternion_tangent(q);
-                // Every entry is kept, zeros included, so the pattern does not change
-                // with the state (a sparse factorization analyses it once).
-                for (r, &gk) in g[k - 3].iter().enumerate() {
-                    entries.push((row_out as u32, (6 * part + 3 + r) as u32, value * gk));
-                }
+                push_rotation(entries, r, folding.take());
+                let c = if col >= n7 {
+                    6 * self.parts.len() + col - n7
+                } else {
+                    6 * part + k
+                };
+                entries.push((r, c as u32, value));
             }
+            push_rotation(entries, r, folding.take());
         }
         jac.rows = rows.len();
         jac.columns = self.tangent_dimension();
+    }
+
+    /// What equation `row` (local) reads, by unknown group: a free part's index in
+    /// [`parts`](Self::parts), or the part count plus an extra unknown's index in
+    /// [`extras`](Self::extras). A part may be named more than once.
+    pub fn groups_read(&self, row: usize) -> impl Iterator<Item = usize> + '_ {
+        let n7 = 7 * self.parts.len();
+        let parts = self.parts.len();
+        self.tape.pattern().row(row).iter().map(move |&col| {
+            let col = col as usize;
+            if col < n7 {
+                col / 7
+            } else {
+                parts + col - n7
+            }
+        })
     }
 
     /// The structural tangent pattern of some of its equations: the entries a
@@ -315,20 +345,37 @@ impl ClusterTape {
         let pattern = self.tape.pattern();
         let n7 = 7 * self.parts.len();
         let mut entries = Vec::new();
-        for (row_out, &row) in rows.iter().enumerate() {
-            for &col in pattern.row(row) {
-                let col = col as usize;
-                let r = row_out as u32;
-                if col >= n7 {
-                    entries.push((r, (6 * self.parts.len() + col - n7) as u32, 0.0));
-                } else if col % 7 < 3 {
-                    entries.push((r, (6 * (col / 7) + col % 7) as u32, 0.0));
-                } else {
-                    for k in 3..6 {
-                        entries.push((r, (6 * (col / 7) + k) as u32, 0.0));
-                    }
+        // The same folding of quaternion entries as `tangent_jacobian_into`, so the
+        // entries come in the same order.
+        let rotation = |entries: &mut Vec<(u32, u32, f64)>, r: u32, part: Option<usize>| {
+            if let Some(part) = part {
+                for k in 3..6 {
+                    entries.push((r, (6 * part + k) as u32, 0.0));
                 }
             }
+        };
+        for (row_out, &row) in rows.iter().enumerate() {
+            let r = row_out as u32;
+            let mut folding: Option<usize> = None;
+            for &col in pattern.row(row) {
+                let col = col as usize;
+                let (part, k) = (col / 7, col % 7);
+                if col < n7 && k >= 3 {
+                    if folding.is_some_and(|p| p != part) {
+                        rotation(&mut entries, r, folding.take());
+                    }
+                    folding = Some(part);
+                    continue;
+                }
+                rotation(&mut entries, r, folding.take());
+                let c = if col >= n7 {
+                    6 * self.parts.len() + col - n7
+                } else {
+                    6 * part + k
+                };
+                entries.push((r, c as u32, 0.0));
+            }
+            rotation(&mut entries, r, folding.take());
         }
         TangentJacobian {
             rows: rows.len(),
@@ -516,6 +563,15 @@ impl ClusterTape {
 
 /// Splits the system into clusters and compiles each; returns them and the fixed set
 /// (equations and counted angles with no unknown) as a cluster with no parts.
+/// Pushes a folded part's three rotation entries of row `r`.
+fn push_rotation(entries: &mut Vec<(u32, u32, f64)>, r: u32, folded: Option<(usize, [f64; 3])>) {
+    if let Some((part, values)) = folded {
+        for (k, v) in values.into_iter().enumerate() {
+            entries.push((r, (6 * part + 3 + k) as u32, v));
+        }
+    }
+}
+
 pub(crate) fn compile_clusters(
     system: &mut System,
 ) -> Result<(Vec<ClusterTape>, ClusterTape), SystemError> {

@@ -19,13 +19,20 @@ fn resolve(n: usize) -> Result<(), Box<dyn Error>> {
     let mut m = Mechanism::from_json(&generate::four_bars(33, true), None)?;
     m.solve()?;
     let t = Instant::now();
+    let mut iterations = 0;
     for k in 0..n {
         m.set_parameter("crank", if k % 2 == 0 { 61.0 } else { 60.0 })?;
-        if !m.solve()?.converged {
+        let report = m.solve()?;
+        if !report.converged {
             return Err("a re-solve did not converge".into());
         }
+        iterations += report.clusters.iter().map(|c| c.iterations).sum::<usize>();
     }
-    println!("resolve x{n}: {:.3?} each", t.elapsed() / n.max(1) as u32);
+    println!(
+        "resolve x{n}: {:.3?} each, {:.1} iterations per cluster",
+        t.elapsed() / n.max(1) as u32,
+        iterations as f64 / (33 * n.max(1)) as f64
+    );
     Ok(())
 }
 

@@ -200,23 +200,30 @@ impl Mechanism {
     /// Sets a parameter (parameters defined from it follow); no rebuild. Call
     /// [`solve`](Self::solve) to re-assemble.
     pub fn set_parameter(&mut self, name: &str, value: f64) -> Result<(), Error> {
-        let mut parameters: Vec<Parameter> = self.assembly.parameters().to_vec();
+        let old: Vec<Parameter> = self.assembly.parameters().to_vec();
+        let mut parameters = old.clone();
         let p = parameters
             .iter_mut()
             .find(|p| p.name == name)
             .ok_or_else(|| Error::UnknownParameter(name.to_string()))?;
         p.value = Scalar::Number(value);
-        let mut changed = self.assembly.clone();
-        changed.set_parameters(parameters);
-        let values = changed.parameter_values()?;
-        for p in changed.parameters() {
+        // Set in place and put back if they cannot be evaluated (the assembly, which
+        // holds every part, is not cloned).
+        self.assembly.set_parameters(parameters);
+        let values = match self.assembly.parameter_values() {
+            Ok(v) => v,
+            Err(e) => {
+                self.assembly.set_parameters(old);
+                return Err(e.into());
+            }
+        };
+        for p in self.assembly.parameters() {
             if let (Some(id), Some(v)) = (self.system.parameter(&p.name), values.get(&p.name)) {
                 if let Some(slot) = self.params.get_mut(id.index()) {
                     *slot = v;
                 }
             }
         }
-        self.assembly = changed;
         Ok(())
     }
 
