@@ -468,12 +468,17 @@ fn solve_piece(
         entries: Vec::new(),
     };
     // The caller's evaluation at the starting state serves the first iteration.
-    let mut fresh = run.evaluated;
+    // `out` holds the residuals at `local` (`values`), and their derivatives too
+    // (`derivatives`); `matrix` holds `A` from an earlier pose of this solve (`filled`).
+    let mut values = run.evaluated;
+    let mut derivatives = run.evaluated;
+    let mut filled = false;
     loop {
-        if !fresh {
+        if !values {
             cluster.evaluate(scratch, local, params, out)?;
+            derivatives = true;
         }
-        fresh = false;
+        values = false;
         let r: Vec<f64> = rows.iter().map(|&k| out.residuals()[k]).collect();
         let residual = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         // Joint limits (active set): a limit the converged pose breaks is held at its
@@ -490,8 +495,11 @@ fn solve_piece(
                 rows.extend(broken.iter().map(|l| l.row));
                 active.extend(broken);
                 matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
+                filled = false;
                 lambda = 0.0;
                 first_residual = None;
+                // Nothing moved: the evaluation still holds.
+                values = true;
                 continue;
             }
         }
@@ -506,8 +514,31 @@ fn solve_piece(
                 whole_again: false,
             });
         }
+        // Converged after a step: the rank is read from the last linearization (the
+        // pose one step back, nearer than the step's length, which is about the
+        // residual before it), so the final pose needs no derivatives. With limits
+        // held, the rank of the equations alone needs them.
+        if done && filled && active.is_empty() {
+            return Ok(PieceReport {
+                iterations,
+                residual,
+                residuals: final_residuals(piece, out),
+                rank: if run.rank {
+                    matrix.factor()?.rank()
+                } else {
+                    None
+                },
+                limits: limit_report(piece, &active, out, options),
+                whole_again: false,
+            });
+        }
+        if !derivatives {
+            cluster.evaluate(scratch, local, params, out)?;
+            derivatives = true;
+        }
         cluster.tangent_jacobian_into(local, out, &rows, &mut jac);
         matrix.fill(&jac, &col_of, &piece_weight);
+        filled = true;
         let factored = matrix.factor()?;
         if done {
             return Ok(PieceReport {
@@ -555,6 +586,9 @@ fn solve_piece(
                 }
                 *params = trial_params;
                 accepted = true;
+                // `out` holds the residuals at the new pose, not their derivatives.
+                values = true;
+                derivatives = false;
                 break;
             }
             alpha *= 0.5;
