@@ -25,6 +25,10 @@ pub(crate) struct DenseStep {
     /// `A^T A`, row-major, lower triangle filled.
     gram: Vec<f64>,
     column_norm: f64,
+    /// Room for `fill`: per column, the row that last listed it; the `(row, column)`
+    /// pairs listed.
+    seen: Vec<u32>,
+    listed: Vec<(u32, usize)>,
 }
 
 impl DenseStep {
@@ -37,6 +41,8 @@ impl DenseStep {
             nonzeros: Vec::new(),
             gram: vec![0.0; cols * cols],
             column_norm: 0.0,
+            seen: Vec::new(),
+            listed: Vec::new(),
         }
     }
 
@@ -45,25 +51,48 @@ impl DenseStep {
     pub(crate) fn fill(&mut self, jac: &TangentJacobian, col_of: &[usize], weight: &[f64]) {
         let (rows, cols) = (self.rows, self.cols);
         self.a.fill(0.0);
+        // Each (row, column) is listed once, when first met; the Jacobian comes row by
+        // row, but a column may repeat within a row, so `seen` marks the row that last
+        // listed each column.
+        let mut seen = std::mem::take(&mut self.seen);
+        seen.clear();
+        seen.resize(cols, u32::MAX);
+        let mut listed: Vec<(u32, usize)> = std::mem::take(&mut self.listed);
+        listed.clear();
         for &(r, c, v) in &jac.entries {
-            if let Some(&j) = col_of.get(c as usize) {
-                if j < cols && (r as usize) < rows {
-                    self.a[j * rows + r as usize] += v / weight[j];
-                }
+            let Some(&j) = col_of.get(c as usize) else {
+                continue;
+            };
+            if j >= cols || (r as usize) >= rows {
+                continue;
             }
+            self.a[j * rows + r as usize] += v / weight[j];
+            if seen[j] != r {
+                seen[j] = r;
+                listed.push((r, j));
+            }
+        }
+        // Rows in order (a stable sort keeps each row's columns as met).
+        if listed.windows(2).any(|w| w[0].0 > w[1].0) {
+            listed.sort_by_key(|&(r, _)| r);
         }
         self.row_start.clear();
         self.nonzeros.clear();
+        let mut next = 0;
         for r in 0..rows {
             self.row_start.push(self.nonzeros.len());
-            for j in 0..cols {
+            while next < listed.len() && listed[next].0 as usize == r {
+                let j = listed[next].1;
                 let v = self.a[j * rows + r];
                 if v != 0.0 {
                     self.nonzeros.push((j, v));
                 }
+                next += 1;
             }
         }
         self.row_start.push(self.nonzeros.len());
+        self.seen = seen;
+        self.listed = listed;
         self.gram.fill(0.0);
         for r in 0..rows {
             let row = &self.nonzeros[self.row_start[r]..self.row_start[r + 1]];
@@ -135,7 +164,11 @@ impl Cholesky {
     pub(crate) fn solve_in_place(&self, x: &mut [f64]) {
         let (n, l) = (self.n, &self.l);
         for i in 0..n.min(x.len()) {
-            let s = dot(&l[i * n..i * n + i], &x[..i]);
+            let s: f64 = l[i * n..i * n + i]
+                .iter()
+                .zip(&x[..i])
+                .map(|(a, b)| a * b)
+                .sum();
             x[i] = (x[i] - s) / l[i * n + i];
         }
         for i in (0..n.min(x.len())).rev() {
@@ -152,34 +185,23 @@ impl Cholesky {
 /// false when a pivot is not positive (not numerically positive definite).
 fn cholesky_in_place(m: &mut [f64], n: usize) -> bool {
     for j in 0..n {
-        let d = m[j * n + j] - dot(&m[j * n..j * n + j], &m[j * n..j * n + j]);
+        let (head, later) = m.split_at_mut((j + 1) * n);
+        let row_j = &mut head[j * n..];
+        let d = row_j[j] - row_j[..j].iter().map(|x| x * x).sum::<f64>();
         // Not positive, or not a number.
         if d.is_nan() || d <= 0.0 {
             return false;
         }
         let d = d.sqrt();
-        m[j * n + j] = d;
-        for i in j + 1..n {
-            let (upper, lower) = m.split_at_mut(i * n);
-            let s = lower[j] - dot(&upper[j * n..j * n + j], &lower[..j]);
-            lower[j] = s / d;
+        row_j[j] = d;
+        // Column j below the diagonal, from row j (done) and each later row.
+        let row_j = &head[j * n..j * n + j];
+        for row_i in later.chunks_exact_mut(n) {
+            let s: f64 = row_i[..j].iter().zip(row_j).map(|(a, b)| a * b).sum();
+            row_i[j] = (row_i[j] - s) / d;
         }
     }
     true
-}
-
-/// Dot product with four partial sums (so it vectorises).
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let mut s = [0.0f64; 4];
-    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for k in 0..4 {
-            s[k] += x[k] * y[k];
-        }
-    }
-    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
-    (s[0] + s[1]) + (s[2] + s[3]) + tail
 }
 
 /// Numerical rank of a column-major `rows` by `cols` matrix: Householder QR with
@@ -187,23 +209,30 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// [`RANK_TOLERANCE`] times the first (the largest).
 pub(crate) fn rank(m: &[f64], rows: usize, cols: usize) -> usize {
     let mut a = m.to_vec();
+    // What is left of each column below the rows done, squared: downdated after each
+    // step, recomputed where the downdate has cancelled most of it.
+    let mut left: Vec<f64> = a
+        .chunks_exact(rows.max(1))
+        .take(cols)
+        .map(|c| c.iter().map(|x| x * x).sum())
+        .collect();
+    let mut exact = left.clone();
     let mut first: Option<f64> = None;
     let mut rank = 0;
     for k in 0..rows.min(cols) {
-        // Pivot: the column with the most left below row k (norms recomputed, not
-        // downdated: exact, and the same order of work as the reflections).
-        let (p, best) = (k..cols)
-            .map(|j| {
-                let col = &a[j * rows + k..(j + 1) * rows];
-                (j, dot(col, col))
-            })
-            .fold((k, -1.0f64), |b, c| if c.1 > b.1 { c } else { b });
+        // Pivot: the column with the most left.
+        let (p, best) =
+            (k..cols)
+                .map(|j| (j, left[j]))
+                .fold((k, -1.0f64), |b, c| if c.1 > b.1 { c } else { b });
         if p != k {
             for i in 0..rows {
                 a.swap(k * rows + i, p * rows + i);
             }
+            left.swap(k, p);
+            exact.swap(k, p);
         }
-        let alpha = best.sqrt();
+        let alpha = best.max(0.0).sqrt();
         let first = *first.get_or_insert(alpha);
         if alpha.is_nan() || alpha <= RANK_TOLERANCE * first.max(1e-300) {
             break;
@@ -212,15 +241,24 @@ pub(crate) fn rank(m: &[f64], rows: usize, cols: usize) -> usize {
         // Reflect x = a[k.., k] onto -sign(x0) |x| e1: v = x + sign(x0) |x| e1, and each
         // later column loses 2 v (v . a_j) / (v . v).
         let x0 = a[k * rows + k];
-        let vv = 2.0 * alpha * (alpha + x0.abs());
+        let scale = 1.0 / (alpha * (alpha + x0.abs()));
         a[k * rows + k] = x0 + alpha.copysign(x0);
         let (head, tail) = a.split_at_mut((k + 1) * rows);
         let v = &head[k * rows + k..];
-        for j in 0..cols - k - 1 {
-            let col = &mut tail[j * rows + k..(j + 1) * rows];
-            let f = 2.0 * dot(v, col) / vv;
-            for (c, p) in col.iter_mut().zip(v) {
-                *c -= f * p;
+        for (j, col) in tail.chunks_exact_mut(rows).enumerate() {
+            let col = &mut col[k..];
+            let f = scale * v.iter().zip(col.iter()).map(|(p, q)| p * q).sum::<f64>();
+            if f != 0.0 {
+                for (c, p) in col.iter_mut().zip(v) {
+                    *c -= f * p;
+                }
+            }
+            // Row k of this column is final now.
+            let j = j + k + 1;
+            left[j] -= col[0] * col[0];
+            if left[j] <= 1e-6 * exact[j] {
+                left[j] = col[1..].iter().map(|x| x * x).sum();
+                exact[j] = left[j];
             }
         }
     }
