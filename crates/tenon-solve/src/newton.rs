@@ -472,6 +472,10 @@ fn solve_piece(
     // (`derivatives`); `matrix` holds `A` from an earlier pose of this solve (`filled`).
     let mut values = run.evaluated;
     let mut derivatives = run.evaluated;
+    // Kept between iterations: the residuals of `rows`, and the parameters of a trial
+    // step (its counted turns).
+    let mut r: Vec<f64> = Vec::with_capacity(rows.len());
+    let mut trial_params: Vec<f64> = Vec::new();
     let mut filled = false;
     loop {
         if !values {
@@ -479,7 +483,8 @@ fn solve_piece(
             derivatives = true;
         }
         values = false;
-        let r: Vec<f64> = rows.iter().map(|&k| out.residuals()[k]).collect();
+        r.clear();
+        r.extend(rows.iter().map(|&k| out.residuals()[k]));
         let residual = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         // Joint limits (active set): a limit the converged pose breaks is held at its
         // bound from then on, and the piece solved again from there.
@@ -573,18 +578,26 @@ fn solve_piece(
                 trial[i] = local[i];
             }
             cluster.retract_columns(&mut trial, &delta, &piece.cols);
-            let mut trial_params: Cow<'_, [f64]> = params.clone();
-            if cluster.has_turns() {
-                cluster.update_turns(scratch, local, &trial, trial_params.to_mut(), out)?;
+            let turns = cluster.has_turns();
+            if turns {
+                trial_params.clear();
+                trial_params.extend_from_slice(params);
+                cluster.update_turns(scratch, local, &trial, &mut trial_params, out)?;
             }
-            cluster.evaluate_residuals(scratch, &trial, &trial_params, out)?;
+            let at: &[f64] = if turns { &trial_params } else { params };
+            cluster.evaluate_residuals(scratch, &trial, at, out)?;
             let norm = linalg::norm_of_rows(out.residuals(), &rows);
             if norm.is_finite() && norm < norm0 * (1.0 - 1e-4 * alpha) || norm <= options.tolerance
             {
                 for &i in &moved {
                     local[i] = trial[i];
                 }
-                *params = trial_params;
+                if turns {
+                    match params {
+                        Cow::Owned(p) => p.copy_from_slice(&trial_params),
+                        Cow::Borrowed(_) => *params = Cow::Owned(trial_params.clone()),
+                    }
+                }
                 accepted = true;
                 // `out` holds the residuals at the new pose, not their derivatives.
                 values = true;

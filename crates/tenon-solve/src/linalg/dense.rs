@@ -38,11 +38,11 @@ impl DenseStep {
             cols,
             a: vec![0.0; rows * cols],
             row_start: Vec::with_capacity(rows + 1),
-            nonzeros: Vec::new(),
+            nonzeros: Vec::with_capacity(rows * cols),
             gram: vec![0.0; cols * cols],
             column_norm: 0.0,
-            seen: Vec::new(),
-            listed: Vec::new(),
+            seen: Vec::with_capacity(cols),
+            listed: Vec::with_capacity(rows * cols),
         }
     }
 
