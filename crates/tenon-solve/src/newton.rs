@@ -21,6 +21,9 @@ use crate::{takes_part, ClusterReport, LimitReport, SolveError, SolveOptions};
 /// Step components below this fraction of the largest are dropped as rounding noise.
 const STEP_NOISE: f64 = 1e-14;
 
+/// Chord steps (the last factorization reused) tried after each full Newton step.
+const MAX_CHORD_STEPS: usize = 2;
+
 /// A sub-cluster: the local tangent columns and local equation rows that the equations
 /// taking part in this solve join (a motion left out may split a compiled cluster).
 struct Part {
@@ -457,10 +460,15 @@ fn solve_piece(
     let mut iterations = 0;
     let mut lambda = 0.0;
     let mut first_residual: Option<f64> = None;
-    let mut trial = local.to_vec();
-    // Only the piece's parts move: a step copies and retracts those entries alone.
-    let moved = cluster.state_entries(&piece.cols);
-    let mut delta = vec![0.0; n];
+    let mut stepper = Stepper {
+        cols: &piece.cols,
+        weight: &piece_weight,
+        moved: cluster.state_entries(&piece.cols),
+        trial: local.to_vec(),
+        delta: vec![0.0; n],
+        params: Vec::new(),
+        turns: cluster.has_turns(),
+    };
     let mut matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
     let mut jac = tenon_system::TangentJacobian {
         rows: 0,
@@ -469,14 +477,11 @@ fn solve_piece(
     };
     // The caller's evaluation at the starting state serves the first iteration.
     // `out` holds the residuals at `local` (`values`), and their derivatives too
-    // (`derivatives`); `matrix` holds `A` from an earlier pose of this solve (`filled`).
+    // (`derivatives`).
     let mut values = run.evaluated;
     let mut derivatives = run.evaluated;
-    // Kept between iterations: the residuals of `rows`, and the parameters of a trial
-    // step (its counted turns).
+    // The residuals of `rows`, kept between iterations.
     let mut r: Vec<f64> = Vec::with_capacity(rows.len());
-    let mut trial_params: Vec<f64> = Vec::new();
-    let mut filled = false;
     loop {
         if !values {
             cluster.evaluate(scratch, local, params, out)?;
@@ -500,7 +505,6 @@ fn solve_piece(
                 rows.extend(broken.iter().map(|l| l.row));
                 active.extend(broken);
                 matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
-                filled = false;
                 lambda = 0.0;
                 first_residual = None;
                 // Nothing moved: the evaluation still holds.
@@ -519,20 +523,17 @@ fn solve_piece(
                 whole_again: false,
             });
         }
-        // Converged after a step: the rank is read from the last linearization (the
-        // pose one step back, nearer than the step's length, which is about the
-        // residual before it), so the final pose needs no derivatives. With limits
-        // held, the rank of the equations alone needs them.
-        if done && filled && active.is_empty() {
+        // Converged, and no rank wanted (a stage, or a solve of some rows): the final
+        // pose needs no derivatives. The rank is always taken at the final pose: the
+        // rows of redundant joints are dependent only on the solution set, and a
+        // linearization one step back, where the residual was larger, counts them as
+        // independent.
+        if done && !run.rank {
             return Ok(PieceReport {
                 iterations,
                 residual,
                 residuals: final_residuals(piece, out),
-                rank: if run.rank {
-                    matrix.factor()?.rank()
-                } else {
-                    None
-                },
+                rank: None,
                 limits: limit_report(piece, &active, out, options),
                 whole_again: false,
             });
@@ -543,7 +544,6 @@ fn solve_piece(
         }
         cluster.tangent_jacobian_into(local, out, &rows, &mut jac);
         matrix.fill(&jac, &col_of, &piece_weight);
-        filled = true;
         let factored = matrix.factor()?;
         if done {
             return Ok(PieceReport {
@@ -570,34 +570,12 @@ fn solve_piece(
         let norm0 = linalg::norm(&r);
         let mut alpha = 1.0;
         let mut accepted = false;
+        let mut norm = f64::INFINITY;
         for _ in 0..30 {
-            for (k, &c) in piece.cols.iter().enumerate() {
-                delta[c] = -alpha * dy[k] / piece_weight[k];
-            }
-            for &i in &moved {
-                trial[i] = local[i];
-            }
-            cluster.retract_columns(&mut trial, &delta, &piece.cols);
-            let turns = cluster.has_turns();
-            if turns {
-                trial_params.clear();
-                trial_params.extend_from_slice(params);
-                cluster.update_turns(scratch, local, &trial, &mut trial_params, out)?;
-            }
-            let at: &[f64] = if turns { &trial_params } else { params };
-            cluster.evaluate_residuals(scratch, &trial, at, out)?;
-            let norm = linalg::norm_of_rows(out.residuals(), &rows);
+            norm = stepper.try_step(cluster, scratch, local, params, out, &rows, &dy, alpha)?;
             if norm.is_finite() && norm < norm0 * (1.0 - 1e-4 * alpha) || norm <= options.tolerance
             {
-                for &i in &moved {
-                    local[i] = trial[i];
-                }
-                if turns {
-                    match params {
-                        Cow::Owned(p) => p.copy_from_slice(&trial_params),
-                        Cow::Borrowed(_) => *params = Cow::Owned(trial_params.clone()),
-                    }
-                }
+                stepper.accept(local, params);
                 accepted = true;
                 // `out` holds the residuals at the new pose, not their derivatives.
                 values = true;
@@ -605,6 +583,35 @@ fn solve_piece(
                 break;
             }
             alpha *= 0.5;
+        }
+        // Chord steps: after a full step that left the equations unsolved, the same
+        // factorization corrects what the step's curvature left (the step's own second
+        // order error, e.g. a crank's end leaving the tangent for its circle) for one
+        // residual evaluation and one back-substitution each, where a Newton iteration
+        // would evaluate derivatives and factor again. Kept while each at least halves
+        // the residual; one that does not is undone.
+        if accepted && alpha >= 1.0 {
+            for _ in 0..MAX_CHORD_STEPS {
+                let largest = rows
+                    .iter()
+                    .fold(0.0f64, |m, &k| m.max(out.residuals()[k].abs()));
+                if largest <= options.tolerance {
+                    break;
+                }
+                r.clear();
+                r.extend(rows.iter().map(|&k| out.residuals()[k]));
+                let mut dc = steps.solve(&r);
+                drop_noise(&mut dc);
+                let before = norm;
+                norm = stepper.try_step(cluster, scratch, local, params, out, &rows, &dc, 1.0)?;
+                if norm.is_finite() && norm <= 0.5 * before {
+                    stepper.accept(local, params);
+                } else {
+                    // `out` holds the rejected trial: evaluate again where we are.
+                    values = false;
+                    break;
+                }
+            }
         }
         if accepted && alpha >= 1.0 {
             lambda *= 0.1;
@@ -645,6 +652,66 @@ fn solve_piece(
                     limits: limit_report(piece, &active, out, options),
                     whole_again: false,
                 });
+            }
+        }
+    }
+}
+
+/// A trial step of a piece: the local state moved by `-alpha W^-1 dy` in the piece's
+/// columns (its parts' entries only, counted turns followed), its residuals evaluated;
+/// then kept or dropped.
+struct Stepper<'p> {
+    cols: &'p [usize],
+    weight: &'p [f64],
+    /// The local state entries the piece's columns move.
+    moved: Vec<usize>,
+    trial: Vec<f64>,
+    delta: Vec<f64>,
+    /// The parameters at the trial (its counted turns), when the cluster has any.
+    params: Vec<f64>,
+    turns: bool,
+}
+
+impl Stepper<'_> {
+    /// Evaluates the trial into `out`; returns the norm of `rows`' residuals there.
+    #[allow(clippy::too_many_arguments)]
+    fn try_step(
+        &mut self,
+        cluster: &ClusterTape,
+        scratch: &mut Scratch,
+        local: &[f64],
+        params: &[f64],
+        out: &mut ClusterOutput,
+        rows: &[usize],
+        dy: &[f64],
+        alpha: f64,
+    ) -> Result<f64, SolveError> {
+        for (k, &c) in self.cols.iter().enumerate() {
+            self.delta[c] = -alpha * dy[k] / self.weight[k];
+        }
+        for &i in &self.moved {
+            self.trial[i] = local[i];
+        }
+        cluster.retract_columns(&mut self.trial, &self.delta, self.cols);
+        if self.turns {
+            self.params.clear();
+            self.params.extend_from_slice(params);
+            cluster.update_turns(scratch, local, &self.trial, &mut self.params, out)?;
+        }
+        let at: &[f64] = if self.turns { &self.params } else { params };
+        cluster.evaluate_residuals(scratch, &self.trial, at, out)?;
+        Ok(linalg::norm_of_rows(out.residuals(), rows))
+    }
+
+    /// Moves to the last trial.
+    fn accept(&self, local: &mut [f64], params: &mut Cow<'_, [f64]>) {
+        for &i in &self.moved {
+            local[i] = self.trial[i];
+        }
+        if self.turns {
+            match params {
+                Cow::Owned(p) => p.copy_from_slice(&self.params),
+                Cow::Borrowed(_) => *params = Cow::Owned(self.params.clone()),
             }
         }
     }
