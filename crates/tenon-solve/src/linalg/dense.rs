@@ -4,10 +4,12 @@
 //! `A^T A` summed from those nonzeros, and a Cholesky factor on a flat buffer.
 //!
 //! These kernels are written out because a solve calls them thousands of times on
-//! matrices of a few dozen columns, where the general-purpose routines spend most of
-//! their time in set-up. Measured on a 21 by 18 four-bar piece (callgrind
-//! instruction counts, `scale resolve`): nalgebra's `ColPivQR` about 70,000 per rank,
-//! its `Cholesky` about 8,700 per factorization.
+//! matrices of a few dozen columns, where the general-purpose routines spend much of
+//! their time in set-up and allocation. Measured on a 21 by 18 matrix (one timing loop,
+//! same run): nalgebra's `ColPivQR` 13 us against 6 us for [`rank`]; the Cholesky
+//! about as fast as nalgebra's; `A^T A` from the nonzeros takes about 210
+//! multiplications on a driven four-bar (84 nonzeros in 21 rows) where the dense product
+//! takes 3,600.
 
 use tenon_system::TangentJacobian;
 
