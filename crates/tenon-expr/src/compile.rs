@@ -18,13 +18,39 @@ use crate::graph::{ExprGraph, MAX_POWI};
 use crate::node::{Binary, ExprId, Node, Unary, VarId};
 use crate::tape::{Code, Instr, JacobianPattern, Op, Stream, Tape};
 
+/// The unknowns a tape reads, each with its column (its index in the list given),
+/// indexed once for any number of tapes over them.
+#[derive(Debug, Clone)]
+pub struct LocalColumns {
+    of: FxHashMap<VarId, u32>,
+    len: usize,
+}
+
+impl LocalColumns {
+    /// Indexes `columns`; an unknown listed twice is an error.
+    pub fn new(columns: &[VarId]) -> Result<LocalColumns, ExprError> {
+        let mut of: FxHashMap<VarId, u32> = FxHashMap::default();
+        of.reserve(columns.len());
+        for (k, &v) in columns.iter().enumerate() {
+            if of.insert(v, k as u32).is_some() {
+                return Err(ExprError::DuplicateColumn(v));
+            }
+        }
+        Ok(LocalColumns {
+            of,
+            len: columns.len(),
+        })
+    }
+}
+
 impl ExprGraph {
     /// Compiles `outputs` and their Jacobian with respect to `columns` into a tape.
     ///
     /// Outputs may depend on unknowns that are not columns (values known from earlier
     /// blocks); those are read at evaluation but get no Jacobian column.
     pub fn compile(&mut self, outputs: &[ExprId], columns: &[VarId]) -> Result<Tape, ExprError> {
-        self.compile_with(outputs, columns, false)
+        let columns = LocalColumns::new(columns)?;
+        self.compile_with(outputs, &columns, false)
     }
 
     /// Like [`compile`](Self::compile), but the tape reads unknown `columns[k]` at
@@ -35,26 +61,33 @@ impl ExprGraph {
         outputs: &[ExprId],
         columns: &[VarId],
     ) -> Result<Tape, ExprError> {
+        let columns = LocalColumns::new(columns)?;
+        self.compile_with(outputs, &columns, true)
+    }
+
+    /// [`compile_local`](Self::compile_local) with the columns indexed once by
+    /// [`LocalColumns::new`]: many tapes over the same unknowns (the stages of one large
+    /// cluster) then cost their own outputs, not the number of unknowns each.
+    pub fn compile_local_in(
+        &mut self,
+        outputs: &[ExprId],
+        columns: &LocalColumns,
+    ) -> Result<Tape, ExprError> {
         self.compile_with(outputs, columns, true)
     }
 
     fn compile_with(
         &mut self,
         outputs: &[ExprId],
-        columns: &[VarId],
+        columns: &LocalColumns,
         local: bool,
     ) -> Result<Tape, ExprError> {
         let n = self.node_count();
         if let Some(&bad) = outputs.iter().find(|e| e.index() >= n) {
             return Err(ExprError::ForeignId(bad));
         }
-        let mut column_of: FxHashMap<VarId, u32> = FxHashMap::default();
-        for (k, &v) in columns.iter().enumerate() {
-            if column_of.insert(v, k as u32).is_some() {
-                return Err(ExprError::DuplicateColumn(v));
-            }
-        }
-        let (pattern, entries) = self.symbolic_jacobian(outputs, columns.len(), &column_of);
+        let column_of = &columns.of;
+        let (pattern, entries) = self.symbolic_jacobian(outputs, columns.len, column_of);
 
         let mut consts = ConstPool::default();
         // Output cells: 0 is scratch, then residuals, then Jacobian values.
@@ -78,8 +111,10 @@ impl ExprGraph {
             }
         }
         let mut needed = Needed {
-            local: local.then(|| column_of.clone()),
-            ..Needed::default()
+            vars: 0,
+            params: 0,
+            local: local.then_some(column_of),
+            foreign: None,
         };
         let residual_stream = schedule(self, &residual_roots, &mut consts, &mut needed);
         let full_stream = schedule(self, &full_roots, &mut consts, &mut needed);
@@ -177,11 +212,11 @@ impl ConstPool {
 
 /// Lengths of the unknown and parameter arrays the tape reads.
 #[derive(Default)]
-struct Needed {
+struct Needed<'c> {
     vars: usize,
     params: usize,
     /// For a local tape: where each unknown is read.
-    local: Option<FxHashMap<VarId, u32>>,
+    local: Option<&'c FxHashMap<VarId, u32>>,
     /// An unknown a local tape needs but was not given.
     foreign: Option<VarId>,
 }
@@ -237,7 +272,7 @@ fn schedule(
     graph: &ExprGraph,
     roots: &[Root],
     consts: &mut ConstPool,
-    needed: &mut Needed,
+    needed: &mut Needed<'_>,
 ) -> Stream<u32> {
     let (values, value_of, steps) = emit(graph, roots);
     let node = |k: u32| graph.node(values[k as usize]);
@@ -452,12 +487,12 @@ fn plain_instr(
     k: u32,
     value: &dyn Fn(ExprId) -> u32,
     consts: &mut ConstPool,
-    needed: &mut Needed,
+    needed: &mut Needed<'_>,
 ) -> Instr<u32> {
     let load = |op: Op, index: u32| instr(op, k, &[index & 0xffff, index >> 16]);
     match n {
         Node::Var(v) => {
-            let index = match &needed.local {
+            let index = match needed.local {
                 None => v.0,
                 Some(map) => match map.get(&v) {
                     Some(&k) => k,

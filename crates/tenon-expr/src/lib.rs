@@ -50,6 +50,7 @@ mod node;
 mod parse;
 mod tape;
 
+pub use compile::LocalColumns;
 pub use error::{ExprError, ParseError};
 pub use graph::ExprGraph;
 pub use node::{Binary, Children, ExprId, Node, ParamId, Unary, VarId};

@@ -77,6 +77,7 @@ pub(crate) fn solve_rows(
         limits: Vec::new(),
     };
     let weight = local_weights(cluster, weights);
+    let mut room = Room::new(cluster, &local);
     let report = solve_piece(
         cluster,
         scratch,
@@ -90,6 +91,7 @@ pub(crate) fn solve_rows(
             evaluated: true,
             rank: false,
         },
+        &mut room,
     )?;
     Ok((
         local,
@@ -170,6 +172,7 @@ pub(crate) fn solve_cluster(
     cluster.evaluate(scratch, &local, &params, &mut out)?;
     let pieces = split(cluster, &used);
     let weight = local_weights(cluster, weights);
+    let mut room = Room::new(cluster, &local);
     let mut reports = Vec::with_capacity(pieces.len());
     let mut residuals = Vec::new();
     for (k, piece) in pieces.iter().enumerate() {
@@ -201,6 +204,7 @@ pub(crate) fn solve_cluster(
                 &weight,
                 options,
                 run,
+                &mut room,
             )?,
             None => solve_piece(
                 cluster,
@@ -212,6 +216,7 @@ pub(crate) fn solve_cluster(
                 &weight,
                 options,
                 run,
+                &mut room,
             )?,
         };
         let staged = stages.map_or(1, |s| s.len());
@@ -370,6 +375,7 @@ fn solve_staged(
     weight: &[f64],
     options: SolveOptions,
     run: Run,
+    room: &mut Room,
 ) -> Result<PieceReport, SolveError> {
     let start = (local.to_vec(), params.clone());
     let mut iterations = 0;
@@ -395,6 +401,7 @@ fn solve_staged(
             weight,
             options,
             stage_run,
+            room,
         )?;
         iterations += report.iterations;
         if k > 0 && report.residual > options.tolerance {
@@ -404,8 +411,9 @@ fn solve_staged(
                 evaluated: false,
                 rank: run.rank,
             };
+            room.resync(local);
             let whole = solve_piece(
-                cluster, scratch, local, params, out, piece, weight, options, whole_run,
+                cluster, scratch, local, params, out, piece, weight, options, whole_run, room,
             )?;
             return Ok(PieceReport {
                 iterations: iterations + whole.iterations,
@@ -437,6 +445,33 @@ fn solve_staged(
     })
 }
 
+/// Room a piece solve needs at its cluster's size (a column map, a trial state, a
+/// step), made once per cluster solve and shared by its pieces and stages, so that a
+/// stage of a few columns in a cluster of thousands costs its columns.
+pub(crate) struct Room {
+    /// Piece column of each cluster column (`usize::MAX`: not in the piece solved).
+    col_of: Vec<usize>,
+    /// Equal to the local state outside the columns being solved.
+    trial: Vec<f64>,
+    delta: Vec<f64>,
+}
+
+impl Room {
+    pub(crate) fn new(cluster: &ClusterTape, local: &[f64]) -> Room {
+        let n = cluster.tangent_dimension();
+        Room {
+            col_of: vec![usize::MAX; n],
+            trial: local.to_vec(),
+            delta: vec![0.0; n],
+        }
+    }
+
+    /// After the local state changed anywhere (a staged solve starting over).
+    fn resync(&mut self, local: &[f64]) {
+        self.trial.copy_from_slice(local);
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn solve_piece(
     cluster: &ClusterTape,
@@ -448,14 +483,47 @@ fn solve_piece(
     weight: &[f64],
     options: SolveOptions,
     run: Run,
+    room: &mut Room,
+) -> Result<PieceReport, SolveError> {
+    for (k, &c) in piece.cols.iter().enumerate() {
+        room.col_of[c] = k;
+    }
+    let moved = cluster.state_entries(&piece.cols);
+    let report = solve_piece_in(
+        cluster, scratch, local, params, out, piece, weight, options, run, room, &moved,
+    );
+    // Leave the room as found: no piece columns, the trial equal to the state.
+    for &c in &piece.cols {
+        room.col_of[c] = usize::MAX;
+    }
+    for &i in &moved {
+        room.trial[i] = local[i];
+    }
+    report
+}
+
+#[allow(clippy::too_many_arguments)]
+fn solve_piece_in(
+    cluster: &ClusterTape,
+    scratch: &mut Scratch,
+    local: &mut [f64],
+    params: &mut Cow<'_, [f64]>,
+    out: &mut tenon_system::ClusterOutput,
+    piece: &Part,
+    weight: &[f64],
+    options: SolveOptions,
+    run: Run,
+    room: &mut Room,
+    moved: &[usize],
 ) -> Result<PieceReport, SolveError> {
     let mut rows = piece.rows.clone();
     let mut active: Vec<LimitRow> = Vec::new();
-    let n = cluster.tangent_dimension();
-    let mut col_of = vec![usize::MAX; n];
-    for (k, &c) in piece.cols.iter().enumerate() {
-        col_of[c] = k;
-    }
+    let Room {
+        col_of,
+        trial,
+        delta,
+    } = room;
+    let col_of: &[usize] = col_of;
     let piece_weight: Vec<f64> = piece.cols.iter().map(|&c| weight[c]).collect();
     let mut iterations = 0;
     let mut lambda = 0.0;
@@ -463,9 +531,9 @@ fn solve_piece(
     let mut stepper = Stepper {
         cols: &piece.cols,
         weight: &piece_weight,
-        moved: cluster.state_entries(&piece.cols),
-        trial: local.to_vec(),
-        delta: vec![0.0; n],
+        moved,
+        trial,
+        delta,
         params: Vec::new(),
         turns: cluster.has_turns(),
     };
@@ -543,7 +611,7 @@ fn solve_piece(
             derivatives = true;
         }
         cluster.tangent_jacobian_into(local, out, &rows, &mut jac);
-        matrix.fill(&jac, &col_of, &piece_weight);
+        matrix.fill(&jac, col_of, &piece_weight);
         let factored = matrix.factor()?;
         if done {
             return Ok(PieceReport {
@@ -555,7 +623,7 @@ fn solve_piece(
                 } else if active.is_empty() {
                     factored.rank()
                 } else {
-                    equation_rank(cluster, local, out, piece, &col_of, &piece_weight, options)?
+                    equation_rank(cluster, local, out, piece, col_of, &piece_weight, options)?
                 },
                 limits: limit_report(piece, &active, out, options),
                 whole_again: false,
@@ -645,7 +713,7 @@ fn solve_piece(
                         local,
                         out,
                         piece,
-                        &col_of,
+                        col_of,
                         &piece_weight,
                         options,
                     )?,
@@ -664,9 +732,9 @@ struct Stepper<'p> {
     cols: &'p [usize],
     weight: &'p [f64],
     /// The local state entries the piece's columns move.
-    moved: Vec<usize>,
-    trial: Vec<f64>,
-    delta: Vec<f64>,
+    moved: &'p [usize],
+    trial: &'p mut [f64],
+    delta: &'p mut [f64],
     /// The parameters at the trial (its counted turns), when the cluster has any.
     params: Vec<f64>,
     turns: bool,
@@ -689,23 +757,23 @@ impl Stepper<'_> {
         for (k, &c) in self.cols.iter().enumerate() {
             self.delta[c] = -alpha * dy[k] / self.weight[k];
         }
-        for &i in &self.moved {
+        for &i in self.moved {
             self.trial[i] = local[i];
         }
-        cluster.retract_columns(&mut self.trial, &self.delta, self.cols);
+        cluster.retract_columns(self.trial, self.delta, self.cols);
         if self.turns {
             self.params.clear();
             self.params.extend_from_slice(params);
-            cluster.update_turns(scratch, local, &self.trial, &mut self.params, out)?;
+            cluster.update_turns(scratch, local, self.trial, &mut self.params, out)?;
         }
         let at: &[f64] = if self.turns { &self.params } else { params };
-        cluster.evaluate_residuals(scratch, &self.trial, at, out)?;
+        cluster.evaluate_residuals(scratch, self.trial, at, out)?;
         Ok(linalg::norm_of_rows(out.residuals(), rows))
     }
 
     /// Moves to the last trial.
     fn accept(&self, local: &mut [f64], params: &mut Cow<'_, [f64]>) {
-        for &i in &self.moved {
+        for &i in self.moved {
             local[i] = self.trial[i];
         }
         if self.turns {

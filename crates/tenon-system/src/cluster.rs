@@ -12,9 +12,11 @@
 //! cluster, and all of its unknowns are that cluster's; equations with no unknown
 //! (between grounded parts) form the separate fixed set.
 
+use std::sync::Arc;
+
 use petgraph::unionfind::UnionFind;
 use rustc_hash::FxHashMap;
-use tenon_expr::{ExprId, ParamId, Tape, TapeOutput, TapeWorkspace, VarId};
+use tenon_expr::{ExprId, LocalColumns, ParamId, Tape, TapeOutput, TapeWorkspace, VarId};
 use tenon_model::quaternion_multiply;
 
 use crate::build::System;
@@ -104,9 +106,13 @@ impl Scratch {
 #[derive(Debug, Clone)]
 pub struct ClusterTape {
     equations: Vec<usize>,
-    parts: Vec<usize>,
-    extras: Vec<usize>,
-    vars: Vec<VarId>,
+    // Shared with the cluster's stage tapes (see `restricted`): one copy however many
+    // stages a large cluster has.
+    parts: Arc<[usize]>,
+    extras: Arc<[usize]>,
+    vars: Arc<[VarId]>,
+    /// `vars` indexed, for compiling stage tapes over them.
+    columns: Arc<LocalColumns>,
     /// Free parts of the whole system (global tangent columns of extras start at 6 times
     /// this).
     system_parts: usize,
@@ -433,15 +439,16 @@ impl ClusterTape {
                 .iter()
                 .map(|&r| system.equations[r].residual)
                 .collect();
-            let tape = system.graph.compile_local(&outputs, &self.vars)?;
+            let tape = system.graph.compile_local_in(&outputs, &self.columns)?;
             let raws: Vec<ExprId> = turns.iter().map(|&t| system.turns[t].raw).collect();
-            let raw_angles = system.graph.compile_local(&raws, &self.vars)?;
+            let raw_angles = system.graph.compile_local_in(&raws, &self.columns)?;
             tapes.push(ClusterTape {
                 system_parts: self.system_parts,
                 equations,
-                parts: self.parts.clone(),
-                extras: self.extras.clone(),
-                vars: self.vars.clone(),
+                parts: Arc::clone(&self.parts),
+                extras: Arc::clone(&self.extras),
+                vars: Arc::clone(&self.vars),
+                columns: Arc::clone(&self.columns),
                 turns: turns.iter().map(|&t| system.turns[t].turns).collect(),
                 limit_rows: Vec::new(),
                 tape,
@@ -711,18 +718,20 @@ fn compile_one(
             }
         }
     }
-    let tape = system.graph.compile_local(&outputs, &vars)?;
+    let columns = LocalColumns::new(&vars)?;
+    let tape = system.graph.compile_local_in(&outputs, &columns)?;
     let raws: Vec<ExprId> = turns.iter().map(|&t| system.turns[t].raw).collect();
     // Raw angles are only ever evaluated (no Jacobian): compiled with no columns would
     // refuse their unknowns, so they get the cluster's columns and the Jacobian code is
     // never run.
-    let raw_angles = system.graph.compile_local(&raws, &vars)?;
+    let raw_angles = system.graph.compile_local_in(&raws, &columns)?;
     Ok(ClusterTape {
         system_parts: system.free_parts.len(),
         equations,
-        parts,
-        extras,
-        vars,
+        parts: parts.into(),
+        extras: extras.into(),
+        vars: vars.into(),
+        columns: Arc::new(columns),
         turns: turns.iter().map(|&t| system.turns[t].turns).collect(),
         limit_rows,
         tape,
