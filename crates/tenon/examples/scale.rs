@@ -2,7 +2,7 @@
 //! the numbers that count come from `cargo bench -p tenon --bench solve`).
 //!
 //! `cargo run --release -p tenon --example scale -- ladder 1000 [OUT.json]`: kinds
-//! `ladder`, `chain`, `driven_chain`, `rssr`, `four_bars`; `resolve N` re-solves 33 driven
+//! `ladder`, `chain`, `driven_chain`, `rssr`, `four_bars` (`file PATH` reads one); `resolve N` re-solves 33 driven
 //! four-bars N times. With `TENON_DIAGNOSE` set, also times the diagnosis; with
 //! `TENON_WHOLE` set, solves every piece whole instead of in block-triangular stages;
 //! `TENON_REPEAT=k` solves k times more first (to profile the solve).
@@ -43,7 +43,17 @@ fn main() -> Result<(), Box<dyn Error>> {
     if kind == "resolve" {
         return resolve(n);
     }
+    let label = if kind == "file" {
+        args.get(2).cloned().unwrap_or_default()
+    } else {
+        n.to_string()
+    };
     let text = match kind {
+        // `scale file PATH`: an assembly written earlier (e.g. by an older generator).
+        "file" => {
+            let path = args.get(2).ok_or("scale file PATH")?;
+            std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?
+        }
         "chain" => generate::chain(n),
         "driven_chain" => generate::driven_chain(n),
         "rssr" => generate::rssr(n),
@@ -94,7 +104,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         .max()
         .unwrap_or(0);
     println!(
-        "{kind} {n}: build {build:.2?}, solve {solve:.2?}, converged {}, residual {:.1e}, clusters {}, max iterations {iterations}",
+        "{kind} {label}: build {build:.2?}, solve {solve:.2?}, converged {}, residual {:.1e}, clusters {}, max iterations {iterations}",
         report.converged,
         report.max_residual,
         report.clusters.len()
