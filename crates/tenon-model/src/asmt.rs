@@ -494,7 +494,10 @@ impl<'a> Reader<'_, 'a> {
                 forces.springs.push(self.spring(f, &assembly)?);
             }
         }
-        assembly.set_forces(forces);
+        let forces_line = self.child(root, "ForceTorques").map_or(self.line(root), |f| self.line(f));
+        assembly
+            .set_forces(forces)
+            .map_err(|e| ModelError::at_line(forces_line, e.message()))?;
 
         if let Some(sim) = self.child(root, "SimulationParameters") {
             self.only(sim, &["tstart", "tend", "hmin", "hmax", "hout", "errorTol"])?;
@@ -513,11 +516,13 @@ impl<'a> Reader<'_, 'a> {
                         ));
                     }
                 }
-                assembly.set_simulation(Some(Simulation {
-                    end: Scalar::Number(tend),
-                    step: Scalar::Number(hmax.min(hout)),
-                    output_step: Some(Scalar::Number(hout)),
-                }));
+                assembly
+                    .set_simulation(Some(Simulation {
+                        end: Scalar::Number(tend),
+                        step: Scalar::Number(hmax.min(hout)),
+                        output_step: Some(Scalar::Number(hout)),
+                    }))
+                    .map_err(|e| ModelError::at_line(self.line(sim), e.message()))?;
             }
             if tstart != 0.0 {
                 extra.insert("tstart".into(), json!(tstart));
@@ -648,7 +653,7 @@ impl<'a> Reader<'_, 'a> {
                     *x = (0..3).map(|k| r[i][k] * moments[k] * r[j][k]).sum();
                 }
             }
-            let physical = mass > 0.0 && crate::json_read::check_inertia(&inertia).is_ok();
+            let physical = mass > 0.0 && crate::validate::check_inertia(&inertia).is_ok();
             if physical {
                 part.mass = Some(Mass {
                     mass: Scalar::Number(mass),
@@ -950,8 +955,9 @@ impl<'a> Reader<'_, 'a> {
                 ))
             }
         }
-        assembly.set_joint_limits(joint_key, limits);
-        Ok(())
+        assembly
+            .set_joint_limits(joint_key, limits)
+            .map_err(|e| ModelError::at_line(self.line(l), e.message()))
     }
 
     fn motion(

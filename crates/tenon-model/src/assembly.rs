@@ -8,6 +8,7 @@ use crate::error::{ModelError, Place};
 use crate::joint::{Field, Joint, MarkerSpec};
 use crate::placement::Placement;
 use crate::scalar::{Parameter, ParameterValues, Scalar, Units};
+use crate::validate::{self, Invalid, Numbers};
 
 new_key_type! {
     /// A part of an [`Assembly`].
@@ -157,12 +158,16 @@ pub struct Simulation {
 }
 
 /// An assembly. Build it from a file (`crate::read_json`, `crate::read_asmt`) or
-/// through the methods below; every method keeps ids unique and references valid.
+/// through the methods below. **Invariant:** every element obeys the model's rules
+/// (module `validate`) with the current parameter values, ids are unique and every
+/// reference is valid: the builders refuse what would break that, with the message a
+/// reader gives for the same problem in a file, and leave the assembly as it was.
 #[derive(Debug, Clone)]
 pub struct Assembly {
     name: String,
     units: Units,
     parameters: Vec<Parameter>,
+    values: ParameterValues,
     parts: SlotMap<PartKey, Part>,
     part_order: Vec<PartKey>,
     part_by_id: FxHashMap<String, PartKey>,
@@ -175,6 +180,17 @@ pub struct Assembly {
     extra: Option<Extra>,
 }
 
+/// A model error about an element built through the API: the element, the place in it,
+/// and the message.
+fn element_error(element: String, e: Invalid) -> ModelError {
+    let place = if e.at.is_empty() {
+        element
+    } else {
+        format!("{element} {}", e.at)
+    };
+    ModelError::new(Place::Element(place), e.message)
+}
+
 impl Assembly {
     /// An empty assembly.
     pub fn new(name: impl Into<String>, units: Units) -> Self {
@@ -182,6 +198,7 @@ impl Assembly {
             name: name.into(),
             units,
             parameters: Vec::new(),
+            values: ParameterValues::default(),
             parts: SlotMap::with_key(),
             part_order: Vec::new(),
             part_by_id: FxHashMap::default(),
@@ -192,6 +209,13 @@ impl Assembly {
             forces: Forces::default(),
             simulation: None,
             extra: None,
+        }
+    }
+
+    fn numbers(&self) -> Numbers<'_> {
+        Numbers {
+            values: &self.values,
+            units: self.units,
         }
     }
 
@@ -206,6 +230,10 @@ impl Assembly {
     /// Parameters, in file order.
     pub fn parameters(&self) -> &[Parameter] {
         &self.parameters
+    }
+    /// The parameters' current values.
+    pub fn parameter_values(&self) -> &ParameterValues {
+        &self.values
     }
     /// Parts, in file order.
     pub fn parts(&self) -> impl Iterator<Item = (PartKey, &Part)> + '_ {
@@ -260,17 +288,58 @@ impl Assembly {
         self.extra.as_ref()
     }
 
-    /// Evaluates the parameters (errors: cycles, unknown names, non-finite values).
-    pub fn parameter_values(&self) -> Result<ParameterValues, ModelError> {
-        ParameterValues::new(&self.parameters, self.units.angle).map_err(|(k, message)| {
-            let name = self.parameters.get(k).map_or("?", |p| p.name.as_str());
+    /// Replaces the parameters. They must evaluate (no cycles, unknown names or
+    /// non-finite values), and every element must still obey the model's rules with the
+    /// new values (a radius that became 0, an axis that became zero, a negative mass):
+    /// else the error names the parameter or the element, and nothing changes.
+    pub fn set_parameters(&mut self, parameters: Vec<Parameter>) -> Result<(), ModelError> {
+        let values = ParameterValues::new(&parameters, self.units.angle).map_err(|(k, message)| {
+            let name = parameters.get(k).map_or("?", |p| p.name.as_str());
             ModelError::new(Place::Element(format!("parameter '{name}'")), message)
-        })
+        })?;
+        let old_values = std::mem::replace(&mut self.values, values);
+        if let Err(e) = self.check_all() {
+            self.values = old_values;
+            return Err(e);
+        }
+        self.parameters = parameters;
+        Ok(())
     }
 
-    /// Sets the parameters (checked by [`parameter_values`](Self::parameter_values)).
-    pub fn set_parameters(&mut self, parameters: Vec<Parameter>) {
-        self.parameters = parameters;
+    /// Sets one parameter's value or expression (see
+    /// [`set_parameters`](Self::set_parameters)).
+    pub fn set_parameter(&mut self, name: &str, value: Scalar) -> Result<(), ModelError> {
+        let mut parameters = self.parameters.clone();
+        let p = parameters.iter_mut().find(|p| p.name == name).ok_or_else(|| {
+            ModelError::new(
+                Place::Element(format!("parameter '{name}'")),
+                format!("no parameter '{name}'"),
+            )
+        })?;
+        p.value = value;
+        self.set_parameters(parameters)
+    }
+
+    /// Every element against the model's rules with the current parameter values.
+    fn check_all(&self) -> Result<(), ModelError> {
+        let n = self.numbers();
+        for (_, p) in self.parts() {
+            validate::part(p, n).map_err(|e| element_error(format!("part '{}'", p.id), e))?;
+        }
+        for (_, j) in self.joints() {
+            validate::joint(j, n).map_err(|e| element_error(format!("joint '{}'", j.id), e))?;
+        }
+        for m in &self.motions {
+            if let Some(j) = self.joints.get(m.joint) {
+                validate::motion(m, j, n)
+                    .map_err(|e| element_error(format!("motion of joint '{}'", j.id), e))?;
+            }
+        }
+        validate::forces(&self.forces, n).map_err(|e| element_error("forces".into(), e))?;
+        if let Some(s) = &self.simulation {
+            validate::simulation(s, n).map_err(|e| element_error("simulation".into(), e))?;
+        }
+        Ok(())
     }
 
     /// Sets the name.
@@ -278,25 +347,23 @@ impl Assembly {
         self.name = name.into();
     }
 
-    /// Adds a part; its id must be new and non-empty, its marker names unique.
+    /// Adds a part: its id must be new and non-empty, its marker names non-empty and
+    /// unique, its placement, markers and mass valid.
     pub fn add_part(&mut self, part: Part) -> Result<PartKey, ModelError> {
-        let place = || Place::Element(format!("part '{}'", part.id));
-        if part.id.is_empty() {
-            return Err(ModelError::new(place(), "a part id is empty"));
-        }
+        let id = part.id.clone();
+        self.add_part_checked(part)
+            .map_err(|e| element_error(format!("part '{id}'"), e))
+    }
+
+    /// [`add_part`](Self::add_part) with the problem's place inside the part (for the
+    /// readers).
+    pub(crate) fn add_part_checked(&mut self, part: Part) -> Result<PartKey, Invalid> {
+        validate::part(&part, self.numbers())?;
         if self.part_by_id.contains_key(&part.id) {
-            return Err(ModelError::new(
-                place(),
-                format!("part id '{}' is used twice", part.id),
-            ));
-        }
-        for (k, (name, _)) in part.markers.iter().enumerate() {
-            if part.markers[..k].iter().any(|(n, _)| n == name) {
-                return Err(ModelError::new(
-                    place(),
-                    format!("marker '{name}' is defined twice"),
-                ));
-            }
+            return Err(Invalid {
+                at: "id".into(),
+                message: format!("part id '{}' is used twice", part.id),
+            });
         }
         let id = part.id.clone();
         let key = self.parts.insert(part);
@@ -305,37 +372,24 @@ impl Assembly {
         Ok(key)
     }
 
-    /// Adds a joint; its id must be new and non-empty, its markers must exist and lie
-    /// on two different parts.
+    /// Adds a joint: its id must be new and non-empty, its markers must exist and lie on
+    /// two different parts, and its fields, profiles and limits must be those its type
+    /// takes, with valid values.
     pub fn add_joint(&mut self, joint: Joint) -> Result<JointKey, ModelError> {
-        let place = || Place::Element(format!("joint '{}'", joint.id));
-        if joint.id.is_empty() {
-            return Err(ModelError::new(place(), "a joint id is empty"));
-        }
+        let id = joint.id.clone();
+        self.add_joint_checked(joint)
+            .map_err(|e| element_error(format!("joint '{id}'"), e))
+    }
+
+    /// [`add_joint`](Self::add_joint) with the problem's place inside the joint.
+    pub(crate) fn add_joint_checked(&mut self, joint: Joint) -> Result<JointKey, Invalid> {
+        self.check_ends(&joint)?;
+        validate::joint(&joint, self.numbers())?;
         if self.joint_by_id.contains_key(&joint.id) {
-            return Err(ModelError::new(
-                place(),
-                format!("joint id '{}' is used twice", joint.id),
-            ));
-        }
-        if joint.i.part == joint.j.part {
-            return Err(ModelError::new(
-                place(),
-                "the joint connects a part to itself",
-            ));
-        }
-        for end in [&joint.i, &joint.j] {
-            let part = self.parts.get(end.part).ok_or_else(|| {
-                ModelError::new(place(), "a joint end names a part of another assembly")
-            })?;
-            if let MarkerSpec::Named(name) = &end.marker {
-                if part.marker(name).is_none() {
-                    return Err(ModelError::new(
-                        place(),
-                        format!("part '{}' has no marker '{name}'", part.id),
-                    ));
-                }
-            }
+            return Err(Invalid {
+                at: "id".into(),
+                message: format!("joint id '{}' is used twice", joint.id),
+            });
         }
         let id = joint.id.clone();
         let key = self.joints.insert(joint);
@@ -344,69 +398,218 @@ impl Assembly {
         Ok(key)
     }
 
-    /// Adds a motion; the joint must have a free coordinate of that kind.
+    /// Both ends name a part of this assembly and, by name, one of its markers.
+    fn check_ends(&self, joint: &Joint) -> Result<(), Invalid> {
+        for (end, r) in [("i", &joint.i), ("j", &joint.j)] {
+            let part = self.parts.get(r.part).ok_or_else(|| Invalid {
+                at: format!("{end}.part"),
+                message: "a joint end names a part of another assembly".into(),
+            })?;
+            if let MarkerSpec::Named(name) = &r.marker {
+                if part.marker(name).is_none() {
+                    return Err(Invalid {
+                        at: format!("{end}.marker"),
+                        message: format!("part '{}' has no marker '{name}'", part.id),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a motion; the joint must have a free coordinate of that kind, and the value
+    /// must evaluate at t = 0.
     pub fn add_motion(&mut self, motion: Motion) -> Result<(), ModelError> {
+        self.add_motion_checked(motion).map_err(|(element, e)| element_error(element, e))
+    }
+
+    /// [`add_motion`](Self::add_motion), the element named beside the problem.
+    pub(crate) fn add_motion_checked(&mut self, motion: Motion) -> Result<(), (String, Invalid)> {
         let joint = self.joints.get(motion.joint).ok_or_else(|| {
-            ModelError::new(
-                Place::Element("motion".into()),
-                "the motion names a joint of another assembly",
+            (
+                "motion".to_string(),
+                Invalid {
+                    at: "joint".into(),
+                    message: "the motion names a joint of another assembly".into(),
+                },
             )
         })?;
-        if !joint.joint_type.has_free(motion.coordinate.field()) {
-            return Err(ModelError::new(
-                Place::Element(format!("motion of joint '{}'", joint.id)),
-                format!(
-                    "a {} joint has no free {} to drive",
-                    joint.joint_type.name(),
-                    motion.coordinate.field().key()
-                ),
-            ));
-        }
+        validate::motion(&motion, joint, self.numbers())
+            .map_err(|e| (format!("motion of joint '{}'", joint.id), e))?;
         self.motions.push(motion);
         Ok(())
     }
 
-    /// Sets the forces.
-    pub fn set_forces(&mut self, forces: Forces) {
+    /// Sets the forces (ends and parts must belong to this assembly; values valid).
+    pub fn set_forces(&mut self, forces: Forces) -> Result<(), ModelError> {
+        self.set_forces_checked(forces)
+            .map_err(|e| element_error("forces".into(), e))
+    }
+
+    pub(crate) fn set_forces_checked(&mut self, forces: Forces) -> Result<(), Invalid> {
+        for (k, s) in forces.springs.iter().enumerate() {
+            for (end, r) in [("i", &s.i), ("j", &s.j)] {
+                let part = self.parts.get(r.part).ok_or_else(|| Invalid {
+                    at: format!("springs[{k}].{end}.part"),
+                    message: "a spring end names a part of another assembly".into(),
+                })?;
+                if let MarkerSpec::Named(name) = &r.marker {
+                    if part.marker(name).is_none() {
+                        return Err(Invalid {
+                            at: format!("springs[{k}].{end}.marker"),
+                            message: format!("part '{}' has no marker '{name}'", part.id),
+                        });
+                    }
+                }
+            }
+        }
+        for (k, l) in forces.loads.iter().enumerate() {
+            if !self.parts.contains_key(l.part) {
+                return Err(Invalid {
+                    at: format!("loads[{k}].part"),
+                    message: "a load names a part of another assembly".into(),
+                });
+            }
+        }
+        validate::forces(&forces, self.numbers())?;
         self.forces = forces;
+        Ok(())
     }
-    /// Sets the simulation settings.
-    pub fn set_simulation(&mut self, simulation: Option<Simulation>) {
+
+    /// Sets the simulation settings (positive end, step and output step).
+    pub fn set_simulation(&mut self, simulation: Option<Simulation>) -> Result<(), ModelError> {
+        self.set_simulation_checked(simulation)
+            .map_err(|e| element_error("simulation".into(), e))
+    }
+
+    pub(crate) fn set_simulation_checked(
+        &mut self,
+        simulation: Option<Simulation>,
+    ) -> Result<(), Invalid> {
+        if let Some(s) = &simulation {
+            validate::simulation(s, self.numbers())?;
+        }
         self.simulation = simulation;
+        Ok(())
     }
+
     /// Sets the top-level extra data.
     pub(crate) fn set_extra(&mut self, extra: Option<Extra>) {
         self.extra = extra;
     }
-    /// Changes a part's placement (e.g. to write a solved pose).
-    pub fn set_part_placement(&mut self, key: PartKey, placement: Placement) -> bool {
-        match self.parts.get_mut(key) {
-            Some(p) => {
-                p.placement = placement;
-                true
-            }
-            None => false,
+
+    /// Changes a part's placement (e.g. to write a solved pose); refused when it does
+    /// not evaluate.
+    pub fn set_part_placement(
+        &mut self,
+        key: PartKey,
+        placement: Placement,
+    ) -> Result<(), ModelError> {
+        let n = self.numbers();
+        let Some(p) = self.parts.get(key) else {
+            return Err(unknown_key("part"));
+        };
+        n.placement(&placement, None)
+            .map_err(|e| element_error(format!("part '{}'", p.id), e.under("placement")))?;
+        if let Some(p) = self.parts.get_mut(key) {
+            p.placement = placement;
         }
+        Ok(())
     }
-    /// Replaces a joint's limits.
-    pub fn set_joint_limits(&mut self, key: JointKey, limits: crate::joint::Limits) -> bool {
-        match self.joints.get_mut(key) {
-            Some(j) => {
-                j.limits = limits;
-                true
-            }
-            None => false,
+
+    /// Replaces a joint's limits (checked as in a file).
+    pub fn set_joint_limits(
+        &mut self,
+        key: JointKey,
+        limits: crate::joint::Limits,
+    ) -> Result<(), ModelError> {
+        let Some(j) = self.joints.get(key) else {
+            return Err(unknown_key("joint"));
+        };
+        let mut changed = j.clone();
+        changed.limits = limits;
+        validate::joint(&changed, self.numbers())
+            .map_err(|e| element_error(format!("joint '{}'", changed.id), e))?;
+        if let Some(j) = self.joints.get_mut(key) {
+            *j = changed;
         }
+        Ok(())
+    }
+
+    /// Suppresses a joint (kept, left out of the solve) or brings it back.
+    pub fn set_joint_suppressed(&mut self, key: JointKey, suppressed: bool) -> Result<(), ModelError> {
+        let j = self.joints.get_mut(key).ok_or_else(|| unknown_key("joint"))?;
+        j.suppressed = suppressed;
+        Ok(())
     }
 
     /// Changes whether a part is grounded.
-    pub fn set_grounded(&mut self, key: PartKey, grounded: bool) -> bool {
-        match self.parts.get_mut(key) {
-            Some(p) => {
-                p.grounded = grounded;
-                true
-            }
-            None => false,
-        }
+    pub fn set_grounded(&mut self, key: PartKey, grounded: bool) -> Result<(), ModelError> {
+        let p = self.parts.get_mut(key).ok_or_else(|| unknown_key("part"))?;
+        p.grounded = grounded;
+        Ok(())
     }
+
+    /// Adds a marker to a part (name non-empty and new on the part, placement valid).
+    pub fn add_marker(
+        &mut self,
+        key: PartKey,
+        name: impl Into<String>,
+        placement: Placement,
+    ) -> Result<(), ModelError> {
+        let Some(p) = self.parts.get(key) else {
+            return Err(unknown_key("part"));
+        };
+        let mut changed = p.clone();
+        changed.markers.push((name.into(), placement));
+        validate::part(&changed, self.numbers())
+            .map_err(|e| element_error(format!("part '{}'", changed.id), e))?;
+        if let Some(p) = self.parts.get_mut(key) {
+            *p = changed;
+        }
+        Ok(())
+    }
+
+    /// Removes a joint, and the motions that drive it. Returns the joint.
+    pub fn remove_joint(&mut self, key: JointKey) -> Result<Joint, ModelError> {
+        let joint = self.joints.remove(key).ok_or_else(|| unknown_key("joint"))?;
+        self.joint_order.retain(|&k| k != key);
+        self.joint_by_id.remove(&joint.id);
+        self.motions.retain(|m| m.joint != key);
+        Ok(joint)
+    }
+
+    /// Removes a part and everything attached to it: its joints (with their motions),
+    /// the springs with an end on it and the loads on it (as a CAD program deletes a
+    /// part's mates with the part). Returns the part and the ids of the joints removed.
+    pub fn remove_part(&mut self, key: PartKey) -> Result<(Part, Vec<String>), ModelError> {
+        if !self.parts.contains_key(key) {
+            return Err(unknown_key("part"));
+        }
+        let attached: Vec<JointKey> = self
+            .joints()
+            .filter(|(_, j)| j.i.part == key || j.j.part == key)
+            .map(|(k, _)| k)
+            .collect();
+        let mut removed = Vec::with_capacity(attached.len());
+        for k in attached {
+            removed.push(self.remove_joint(k)?.id);
+        }
+        self.forces
+            .springs
+            .retain(|s| s.i.part != key && s.j.part != key);
+        self.forces.loads.retain(|l| l.part != key);
+        let part = self.parts.remove(key).ok_or_else(|| unknown_key("part"))?;
+        self.part_order.retain(|&k| k != key);
+        self.part_by_id.remove(&part.id);
+        Ok((part, removed))
+    }
+}
+
+/// A key that is not (or no longer) in this assembly.
+fn unknown_key(what: &str) -> ModelError {
+    ModelError::new(
+        Place::Element(what.to_string()),
+        format!("the {what} is not in this assembly (removed, or of another assembly)"),
+    )
 }

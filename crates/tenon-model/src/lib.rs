@@ -38,10 +38,10 @@ mod asmt;
 mod assembly;
 mod error;
 mod joint;
-mod json_read;
-mod json_write;
+mod json;
 mod placement;
 mod scalar;
+mod validate;
 
 pub use asmt::{read_asmt, read_asmt_time_series, AsmtTimeSeries, ASMT_MATRIX_TOLERANCE};
 pub use assembly::{
@@ -53,8 +53,7 @@ pub use joint::{
     CamProfile, Field, FieldUse, Joint, JointType, Limits, MarkerRef, MarkerSpec, Rule,
     MAX_PROFILE_POINTS,
 };
-pub use json_read::{read_json, FORMAT_NAME, FORMAT_VERSION};
-pub use json_write::write_json;
+pub use json::{read_json, write_json, FORMAT_NAME, FORMAT_VERSION};
 pub use placement::{
     matrix_to_quaternion, quaternion_multiply, quaternion_to_matrix, Placement, Pose, Rotation,
     MATRIX_TOLERANCE,

@@ -16,7 +16,7 @@ fn the_spec_example_reads() {
     assert_eq!(a.part_count(), 4);
     assert_eq!(a.joint_count(), 4);
     assert_eq!(a.motions().len(), 1);
-    let values = a.parameter_values().unwrap();
+    let values = a.parameter_values();
     assert_eq!(values.get("ground_length"), Some(100.0));
     let crank = a.part(a.part_by_id("crank").unwrap()).unwrap();
     assert_eq!(
@@ -96,7 +96,7 @@ fn every_construct_reads_with_its_meaning() {
     );
     assert!(a.joint(a.joint_by_id("screw").unwrap()).unwrap().suppressed);
     assert_eq!(a.forces().springs.len(), 1);
-    assert_eq!(a.parameter_values().unwrap().get("half"), Some(1.0));
+    assert_eq!(a.parameter_values().get("half"), Some(1.0));
     assert!(a.extra().unwrap().to_json_text().contains("test"));
 }
 

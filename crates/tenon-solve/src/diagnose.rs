@@ -211,7 +211,8 @@ pub fn diagnose(
         compiled,
         assembly,
     } = *problem;
-    let weights = column_weights(system, assembly);
+    system.check_lengths(state, params)?;
+    let weights = column_weights(system);
     let joint_order: FxHashMap<JointKey, usize> = assembly
         .joints()
         .enumerate()
@@ -632,7 +633,7 @@ fn concentrate(
                 delta[c] = -alpha * dy[k] / col_weight[k];
             }
             let mut next = at.clone();
-            system.retract(&mut next.0, &delta);
+            system.retract(&mut next.0, &delta)?;
             system.update_turns(compiled, &at.0, &next.0, &mut next.1)?;
             let all = system.residuals(compiled, &next.0, &next.1)?;
             let trial: Vec<f64> = rows

@@ -31,7 +31,7 @@ pub use structure::{
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
-use tenon_model::{Assembly, Part, PartKey};
+use tenon_model::{Assembly, PartKey};
 pub use tenon_system::LimitSide;
 use tenon_system::{Compiled, Scratch, StageKey, System, SystemError};
 
@@ -163,6 +163,14 @@ pub enum SolveError {
     /// Building or evaluating the equations failed.
     #[error(transparent)]
     System(#[from] SystemError),
+    /// A free-part index out of range (`drag`).
+    #[error("no free part {index} (the system has {parts})")]
+    UnknownPart {
+        /// The index given.
+        index: usize,
+        /// How many free parts there are.
+        parts: usize,
+    },
     /// A linear system could not be factored even with regularisation.
     #[error("factorization failed: {0}")]
     Factorization(String),
@@ -179,48 +187,14 @@ fn takes_part(system: &System, row: usize, include_motions: bool) -> bool {
 
 /// Weight of each tangent column: a free part's size for its rotation columns (so
 /// metres and radians compare), 1 for translations and extra unknowns.
-fn column_weights(system: &System, assembly: &Assembly) -> Vec<f64> {
-    let sizes = part_sizes(system, assembly);
+fn column_weights(system: &System) -> Vec<f64> {
+    let sizes = system.part_sizes();
     (0..system.tangent_dimension())
         .map(|col| match sizes.get(col / 6) {
             Some(&size) if col % 6 >= 3 => size,
             _ => 1.0,
         })
         .collect()
-}
-
-/// Size of each free part (for weighting rotations): the largest distance of its markers
-/// from its origin, at least 1 model unit.
-fn part_sizes(system: &System, assembly: &Assembly) -> Vec<f64> {
-    let values = assembly.parameter_values().ok();
-    system
-        .free_parts()
-        .iter()
-        .map(|fp| {
-            let part: Option<&Part> = assembly.part(fp.part);
-            let size = part
-                .map(|p| {
-                    p.markers
-                        .iter()
-                        .filter_map(|(_, m)| {
-                            let v = values.as_ref()?;
-                            let pos: Option<Vec<f64>> =
-                                m.position.iter().map(|s| scalar_value(s, v)).collect();
-                            pos.map(|p| (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt())
-                        })
-                        .fold(0.0f64, f64::max)
-                })
-                .unwrap_or(0.0);
-            size.max(1.0)
-        })
-        .collect()
-}
-
-fn scalar_value(s: &tenon_model::Scalar, values: &tenon_model::ParameterValues) -> Option<f64> {
-    match s {
-        tenon_model::Scalar::Number(x) => Some(*x),
-        tenon_model::Scalar::Expr(name) => values.get(name),
-    }
 }
 
 /// What a solve works on: the equations, their compiled form, and the assembly they came
@@ -276,10 +250,11 @@ pub fn solve(
     let Problem {
         system,
         compiled,
-        assembly,
+        assembly: _,
     } = *problem;
+    system.check_lengths(state, params)?;
     let start = state.to_vec();
-    let weights = column_weights(system, assembly);
+    let weights = column_weights(system);
     let clusters = compiled.clusters();
     let plan = match options.order {
         SolveOrder::BlockTriangular => compiled.stages(stage_key(options)),
@@ -411,13 +386,17 @@ pub fn drag(
     let Problem {
         system,
         compiled,
-        assembly,
+        assembly: _,
     } = *problem;
+    system.check_lengths(state, params)?;
     let Some(fp) = system.free_parts().get(part).copied() else {
-        return solve(problem, state, params, options);
+        return Err(SolveError::UnknownPart {
+            index: part,
+            parts: system.free_parts().len(),
+        });
     };
     let n = system.tangent_dimension();
-    let weights = column_weights(system, assembly);
+    let weights = column_weights(system);
     let weight = |col: usize| weights.get(col).copied().unwrap_or(1.0);
     let mut report = solve(problem, state, params, options)?;
     let mut previous_miss = f64::INFINITY;
@@ -508,7 +487,7 @@ pub fn drag(
         }
         let delta: Vec<f64> = (0..n).map(|col| step[col] / weight(col)).collect();
         let old = state.to_vec();
-        system.retract(state, &delta);
+        system.retract(state, &delta)?;
         system.update_turns(compiled, &old, state, params)?;
         report = solve(problem, state, params, options)?;
         if !report.converged {
@@ -528,6 +507,7 @@ pub fn structure(
     include_motions: bool,
 ) -> Result<Decomposition, SolveError> {
     let system = problem.system;
+    system.check_lengths(state, params)?;
     let (_, jac) = system.tangent_jacobian(problem.compiled, state, params)?;
     let rows: Vec<usize> = (0..jac.rows)
         .filter(|&r| takes_part(system, r, include_motions))

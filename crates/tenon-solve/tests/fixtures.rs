@@ -38,7 +38,7 @@ fn solve_perturbed(name: &str, text: &str, shift: f64, turn: f64, axis: [f64; 3]
         }
     }
     let old = state.clone();
-    system.retract(&mut state, &delta);
+    system.retract(&mut state, &delta).unwrap();
     system
         .update_turns(&compiled, &old, &state, &mut params)
         .unwrap();

@@ -96,6 +96,8 @@ pub(crate) struct LoadValue {
 pub struct System {
     pub(crate) graph: ExprGraph,
     pub(crate) free_parts: Vec<FreePart>,
+    /// Per free part: its size (see [`System::part_sizes`]).
+    pub(crate) sizes: Vec<f64>,
     pub(crate) extra: Vec<ExtraUnknown>,
     pub(crate) equations: Vec<Equation>,
     pub(crate) turns: Vec<Turns>,
@@ -195,7 +197,7 @@ impl System {
     /// Builds the equations of `assembly` (its model must be valid; parameters are
     /// evaluated here too).
     pub fn build(assembly: &Assembly) -> Result<System, SystemError> {
-        let values = assembly.parameter_values()?;
+        let values = assembly.parameter_values();
         let mut b = Builder {
             graph: ExprGraph::new(),
             lowering_params: Vec::new(),
@@ -226,6 +228,7 @@ impl System {
         };
         let mut transforms: FxHashMap<PartKey, Transform> = FxHashMap::default();
         let mut free_parts = Vec::new();
+        let mut sizes = Vec::new();
         let mut state0 = Vec::new();
         for (key, part) in assembly.parts() {
             let what = format!("part '{}' placement", part.id);
@@ -254,6 +257,7 @@ impl System {
                 },
             );
             free_parts.push(FreePart { part: key, vars });
+            sizes.push(part_size(part, values, assembly.units()));
         }
 
         let mut equations = Vec::new();
@@ -445,6 +449,7 @@ impl System {
         Ok(System {
             graph: b.graph,
             free_parts,
+            sizes,
             extra,
             equations,
             turns: b.turns,
@@ -470,6 +475,13 @@ impl System {
     pub fn free_parts(&self) -> &[FreePart] {
         &self.free_parts
     }
+    /// Per free part (as [`free_parts`](Self::free_parts)), its size in model units:
+    /// the largest distance of its markers from its origin, at least 1. A rotation of
+    /// `dtheta` moves the part's markers by about `size * dtheta`, so the solver weighs
+    /// rotation steps by it. Evaluated once, with the parameters at build.
+    pub fn part_sizes(&self) -> &[f64] {
+        &self.sizes
+    }
     /// Extra unknowns (cam contact parameters).
     pub fn extra_unknowns(&self) -> &[ExtraUnknown] {
         &self.extra
@@ -486,6 +498,21 @@ impl System {
     pub fn initial_state(&self) -> Vec<f64> {
         self.state0.clone()
     }
+    /// Number of unknowns (the length of a state).
+    pub fn state_len(&self) -> usize {
+        self.state0.len()
+    }
+    /// Number of parameters (the length of a parameter vector): the assembly's, `t`,
+    /// turn counters and values held from load.
+    pub fn parameter_count(&self) -> usize {
+        self.params.len()
+    }
+    /// Checks the lengths of a state and a parameter vector (every public entry that
+    /// takes them calls this once; inside, indexing is direct).
+    pub fn check_lengths(&self, state: &[f64], params: &[f64]) -> Result<(), SystemError> {
+        check_length("state", self.state_len(), state.len())?;
+        check_length("parameters", self.parameter_count(), params.len())
+    }
     /// Parameter values at load (indexed by `ParamId::index`), with `t = 0`.
     pub fn initial_parameters(&self) -> Vec<f64> {
         self.params.clone()
@@ -501,6 +528,40 @@ impl System {
     pub fn time(&self) -> ParamId {
         self.time
     }
+}
+
+/// A vector of `actual` values where `expected` are needed is an error naming both.
+pub(crate) fn check_length(
+    what: &'static str,
+    expected: usize,
+    actual: usize,
+) -> Result<(), SystemError> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(SystemError::WrongLength {
+            what,
+            expected,
+            actual,
+        })
+    }
+}
+
+/// The largest distance of a part's markers from its origin (at least 1 model unit).
+fn part_size(
+    part: &tenon_model::Part,
+    values: &tenon_model::ParameterValues,
+    units: tenon_model::Units,
+) -> f64 {
+    part.markers
+        .iter()
+        .filter_map(|(_, m)| m.numbers(values, units))
+        .map(|pose| {
+            let [x, y, z] = pose.position;
+            (x * x + y * y + z * z).sqrt()
+        })
+        .fold(0.0f64, f64::max)
+        .max(1.0)
 }
 
 /// A joint's free coordinate: the continuous twist angle of `x_i` from `x_j` about `z_j`

@@ -24,6 +24,16 @@ pub enum SystemError {
         /// Why.
         message: String,
     },
+    /// A state, parameter or step vector of the wrong length was passed in.
+    #[error("{what}: expected {expected} values, got {actual}")]
+    WrongLength {
+        /// Which vector (`state`, `parameters`, `step`).
+        what: &'static str,
+        /// The length the system has.
+        expected: usize,
+        /// The length given.
+        actual: usize,
+    },
     /// Compilation or evaluation failed (a bug if it happens: the builder controls the
     /// expressions).
     #[error("expression engine: {0}")]

@@ -219,6 +219,7 @@ impl System {
         params: &[f64],
         rows: &[usize],
     ) -> Result<(Vec<f64>, TangentJacobian), SystemError> {
+        self.check_lengths(state, params)?;
         let mut out_of: FxHashMap<usize, Vec<u32>> = FxHashMap::default();
         for (k, &r) in rows.iter().enumerate() {
             out_of.entry(r).or_default().push(k as u32);
@@ -286,6 +287,7 @@ impl System {
         state: &[f64],
         params: &[f64],
     ) -> Result<Vec<f64>, SystemError> {
+        self.check_lengths(state, params)?;
         let mut r = vec![0.0; self.equations.len()];
         let mut scratch = Scratch::take_thread_local();
         for cluster in compiled.all() {
@@ -304,7 +306,9 @@ impl System {
 
     /// Applies a tangent step: `p += dp`, `q <- exp(dtheta) * q` (exact exponential map,
     /// renormalized), extra unknowns `+= d` and wrapped into `[0, 2 pi)`.
-    pub fn retract(&self, state: &mut [f64], delta: &[f64]) {
+    pub fn retract(&self, state: &mut [f64], delta: &[f64]) -> Result<(), SystemError> {
+        crate::build::check_length("state", self.state_len(), state.len())?;
+        crate::build::check_length("step", self.tangent_dimension(), delta.len())?;
         for (k, part) in self.free_parts.iter().enumerate() {
             let d = |i: usize| delta.get(6 * k + i).copied().unwrap_or(0.0);
             for (c, var) in part.vars[..3].iter().enumerate() {
@@ -329,6 +333,7 @@ impl System {
                     .rem_euclid(2.0 * std::f64::consts::PI);
             }
         }
+        Ok(())
     }
 
     /// Joints that ended on their mirror branch at `after`: an aligned axis or a locked
@@ -342,6 +347,8 @@ impl System {
         after: &[f64],
         params: &[f64],
     ) -> Result<Vec<tenon_model::JointKey>, SystemError> {
+        self.check_lengths(before, params)?;
+        self.check_lengths(after, params)?;
         if self.branches.is_empty() {
             return Ok(Vec::new());
         }
@@ -372,6 +379,8 @@ impl System {
         new: &[f64],
         params: &mut [f64],
     ) -> Result<(), SystemError> {
+        self.check_lengths(old, params)?;
+        self.check_lengths(new, params)?;
         if self.turns.is_empty() {
             return Ok(());
         }

@@ -106,7 +106,7 @@ fn settle_contacts(
         for k in 0..extras {
             delta[first + k] = -step[k];
         }
-        system.retract(state, &delta);
+        system.retract(state, &delta).unwrap();
         if step.amax() < 1e-14 {
             break;
         }

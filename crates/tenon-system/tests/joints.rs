@@ -276,10 +276,10 @@ fn check(t: JointType, p: &Poses) {
         let mut delta = vec![0.0; jac.columns];
         delta[col] = h;
         let mut plus = state.clone();
-        system.retract(&mut plus, &delta);
+        system.retract(&mut plus, &delta).unwrap();
         delta[col] = -h;
         let mut minus = state.clone();
-        system.retract(&mut minus, &delta);
+        system.retract(&mut minus, &delta).unwrap();
         let rp = system.residuals(&compiled, &plus, &params).unwrap();
         let rm = system.residuals(&compiled, &minus, &params).unwrap();
         for row in 0..equations {
@@ -298,7 +298,7 @@ fn check(t: JointType, p: &Poses) {
     let step: Vec<f64> = (0..jac.columns)
         .map(|k| 0.05 * (1.0 + k as f64 * 0.37).sin())
         .collect();
-    system.retract(&mut moved, &step);
+    system.retract(&mut moved, &step).unwrap();
     let rv = system.residuals(&compiled, &moved, &params).unwrap();
     let violated = rv.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     assert!(

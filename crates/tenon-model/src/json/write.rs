@@ -4,7 +4,7 @@ use serde_json::{json, Map, Value};
 
 use crate::assembly::{Assembly, Coordinate, Part};
 use crate::joint::{CamProfile, Joint, MarkerRef, MarkerSpec};
-use crate::json_read::{FORMAT_NAME, FORMAT_VERSION};
+use super::{FORMAT_NAME, FORMAT_VERSION};
 use crate::placement::{Placement, Rotation};
 use crate::scalar::{unit_name, AngleUnit, LengthUnit, MassUnit, Scalar, TimeUnit};
 

@@ -1,0 +1,625 @@
+//! Reading format v1: the document walked by hand (not derived), so each value is
+//! read where it is and every unknown key is refused with its path. This layer checks
+//! syntax and references (ids, marker names); the model's rules (field ranges,
+//! profiles, limits, placements, mass) are checked by `Assembly`'s builders, whose
+//! problems come back with a place inside the element that is appended to the JSON
+//! path here. `extra` objects are kept as given.
+
+use serde_json::Value;
+
+use super::value::{array, describe, key_path, Obj, Result, Strict};
+use super::{FORMAT_NAME, FORMAT_VERSION};
+use crate::assembly::{Assembly, Coordinate, Forces, Load, Mass, Motion, Part, Simulation, Spring};
+use crate::error::{ModelError, Place};
+use crate::joint::{CamProfile, Field, Joint, JointType, Limits, MarkerRef, MarkerSpec, Range};
+use crate::placement::{Placement, Rotation};
+use crate::scalar::{AngleUnit, LengthUnit, MassUnit, Parameter, ParameterValues, Scalar, TimeUnit, Units};
+use crate::validate::Invalid;
+
+/// The problem an `Assembly` builder found, placed below `path`.
+fn placed(path: &str, e: Invalid) -> ModelError {
+    ModelError::at_path(e.path_below(path), e.message)
+}
+
+pub(super) fn read(text: &str) -> Result<Assembly> {
+    let root: Value = serde_json::from_str::<Strict>(text)
+        .map(|s| s.0)
+        .map_err(|e| {
+            let message = e.to_string();
+            // serde_json appends " at line L column C"; the place carries that.
+            let message = message
+                .split(" at line ")
+                .next()
+                .unwrap_or(&message)
+                .to_string();
+            ModelError::new(
+                Place::Line {
+                    line: e.line().max(1),
+                    column: Some(e.column().max(1)),
+                },
+                format!("not valid JSON: {message}"),
+            )
+        })?;
+    let mut doc = Obj::new(&root, String::new())?;
+    let format = doc.req_str("format")?;
+    if format != FORMAT_NAME {
+        return Err(ModelError::at_path(
+            "format",
+            format!("expected \"{FORMAT_NAME}\", found \"{format}\""),
+        ));
+    }
+    match doc.req("version")?.as_u64() {
+        Some(FORMAT_VERSION) => {}
+        _ => {
+            return Err(ModelError::at_path(
+                "version",
+                format!("this reader understands version {FORMAT_VERSION} only"),
+            ))
+        }
+    }
+    let name = doc.opt_str("name")?.unwrap_or_default();
+    let units = match doc.get("units") {
+        Some(v) => read_units(v)?,
+        None => Units::default(),
+    };
+    let parameters = match doc.get("parameters") {
+        Some(v) => read_parameters(v)?,
+        None => Vec::new(),
+    };
+    // Evaluated here first, so a problem names the parameter's path.
+    ParameterValues::new(&parameters, units.angle).map_err(|(k, message)| {
+        let name = parameters.get(k).map_or(String::new(), |p| p.name.clone());
+        ModelError::at_path(key_path("parameters", &name), message)
+    })?;
+    let mut assembly = Assembly::new(name, units);
+    assembly
+        .set_parameters(parameters)
+        .map_err(|e| ModelError::at_path("parameters", e.message()))?;
+
+    if let Some(parts) = doc.get("parts") {
+        for (k, v) in array(parts, "parts")?.iter().enumerate() {
+            let path = format!("parts[{k}]");
+            let part = read_part(v, &path)?;
+            assembly
+                .add_part_checked(part)
+                .map_err(|e| placed(&path, e))?;
+        }
+    }
+    if let Some(joints) = doc.get("joints") {
+        for (k, v) in array(joints, "joints")?.iter().enumerate() {
+            let path = format!("joints[{k}]");
+            let joint = read_joint(v, &path, &assembly)?;
+            assembly
+                .add_joint_checked(joint)
+                .map_err(|e| placed(&path, e))?;
+        }
+    }
+    if let Some(motions) = doc.get("motions") {
+        for (k, v) in array(motions, "motions")?.iter().enumerate() {
+            let path = format!("motions[{k}]");
+            let motion = read_motion(v, &path, &assembly)?;
+            assembly
+                .add_motion_checked(motion)
+                .map_err(|(_, e)| placed(&path, e))?;
+        }
+    }
+    if let Some(forces) = doc.get("forces") {
+        let forces = read_forces(forces, &assembly)?;
+        assembly
+            .set_forces_checked(forces)
+            .map_err(|e| placed("forces", e))?;
+    }
+    if let Some(sim) = doc.get("simulation") {
+        let sim = read_simulation(sim)?;
+        assembly
+            .set_simulation_checked(Some(sim))
+            .map_err(|e| placed("simulation", e))?;
+    }
+    let extra = doc.extra();
+    doc.finish()?;
+    assembly.set_extra(extra);
+    Ok(assembly)
+}
+
+fn read_units(v: &Value) -> Result<Units> {
+    let mut o = Obj::new(v, "units".into())?;
+    fn pick<T: Copy>(o: &mut Obj<'_>, key: &str, table: &[(&str, T)], default: T) -> Result<T> {
+        match o.opt_str(key)? {
+            None => Ok(default),
+            Some(name) => table
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|&(_, u)| u)
+                .ok_or_else(|| {
+                    let known: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
+                    ModelError::at_path(
+                        o.at(key),
+                        format!("unknown {key} unit '{name}' (known: {})", known.join(", ")),
+                    )
+                }),
+        }
+    }
+    let units = Units {
+        length: pick(&mut o, "length", LengthUnit::NAMES, LengthUnit::default())?,
+        angle: pick(&mut o, "angle", AngleUnit::NAMES, AngleUnit::default())?,
+        mass: pick(&mut o, "mass", MassUnit::NAMES, MassUnit::default())?,
+        time: pick(&mut o, "time", TimeUnit::NAMES, TimeUnit::default())?,
+    };
+    o.finish()?;
+    Ok(units)
+}
+
+fn read_parameters(v: &Value) -> Result<Vec<Parameter>> {
+    let map = v.as_object().ok_or_else(|| {
+        ModelError::at_path(
+            "parameters",
+            format!("expected an object, found {}", describe(v)),
+        )
+    })?;
+    map.iter()
+        .map(|(name, value)| {
+            Ok(Parameter {
+                name: name.clone(),
+                value: scalar_syntax(value, &key_path("parameters", name))?,
+            })
+        })
+        .collect()
+}
+
+/// A NUMBER as written (syntax only: a number, or a string that parses).
+fn scalar_syntax(v: &Value, path: &str) -> Result<Scalar> {
+    match v {
+        Value::Number(n) => n
+            .as_f64()
+            .filter(|x| x.is_finite())
+            .map(Scalar::Number)
+            .ok_or_else(|| ModelError::at_path(path, "not a finite number")),
+        Value::String(s) => {
+            tenon_expr::parse(s)
+                .map_err(|e| ModelError::at_path(path, format!("expression '{s}': {e}")))?;
+            Ok(Scalar::Expr(s.clone()))
+        }
+        other => Err(ModelError::at_path(
+            path,
+            format!(
+                "expected a number or an expression string, found {}",
+                describe(other)
+            ),
+        )),
+    }
+}
+
+
+fn vector<const N: usize>(v: &Value, path: &str) -> Result<[Scalar; N]> {
+    let items = array(v, path)?;
+    if items.len() != N {
+        return Err(ModelError::at_path(
+            path,
+            format!("expected {N} numbers, found {}", items.len()),
+        ));
+    }
+    let mut out: [Scalar; N] = std::array::from_fn(|_| Scalar::Number(0.0));
+    for (k, (o, item)) in out.iter_mut().zip(items).enumerate() {
+        *o = scalar_syntax(item, &format!("{path}[{k}]"))?;
+    }
+    Ok(out)
+}
+
+fn read_placement(v: &Value, path: &str) -> Result<Placement> {
+    let mut o = Obj::new(v, path.to_string())?;
+    let placement = placement_fields(&mut o)?;
+    o.finish()?;
+    Ok(placement)
+}
+
+/// Reads `position` and `rotation` from an object (which may hold other keys).
+fn placement_fields(o: &mut Obj<'_>) -> Result<Placement> {
+    let position = match o.get("position") {
+        Some(v) => vector::<3>(v, &o.at("position"))?,
+        None => Placement::default().position,
+    };
+    let rotation = match o.get("rotation") {
+        None => Rotation::Identity,
+        Some(v) => rotation(v, &o.at("rotation"))?,
+    };
+    Ok(Placement { position, rotation })
+}
+
+fn rotation(v: &Value, path: &str) -> Result<Rotation> {
+    let mut o = Obj::new(v, path.to_string())?;
+    let forms = ["quaternion", "axis", "matrix"];
+    let given: Vec<&str> = forms
+        .iter()
+        .copied()
+        .filter(|k| o.map.contains_key(*k))
+        .collect();
+    let rotation = match given.as_slice() {
+        ["quaternion"] => Rotation::Quaternion(vector::<4>(o.req("quaternion")?, &o.at("quaternion"))?),
+        ["axis"] => {
+            let axis = vector::<3>(o.req("axis")?, &o.at("axis"))?;
+            let angle = scalar_syntax(o.req("angle")?, &o.at("angle"))?;
+            Rotation::AxisAngle { axis, angle }
+        }
+        ["matrix"] => {
+            let rows = array(o.req("matrix")?, &o.at("matrix"))?;
+            if rows.len() != 3 {
+                return Err(ModelError::at_path(
+                    o.at("matrix"),
+                    format!("expected 3 rows, found {}", rows.len()),
+                ));
+            }
+            let mut m: [[Scalar; 3]; 3] =
+                std::array::from_fn(|_| std::array::from_fn(|_| Scalar::Number(0.0)));
+            for (k, (row, v)) in m.iter_mut().zip(rows).enumerate() {
+                *row = vector::<3>(v, &format!("{}[{k}]", o.at("matrix")))?;
+            }
+            Rotation::Matrix(m)
+        }
+        [] => {
+            return Err(ModelError::at_path(
+                path,
+                "a rotation needs one of \"quaternion\", \"axis\" with \"angle\", or \"matrix\"",
+            ))
+        }
+        _ => {
+            return Err(ModelError::at_path(
+                path,
+                format!("a rotation takes one form, found {}", given.join(" and ")),
+            ))
+        }
+    };
+    o.finish()?;
+    Ok(rotation)
+}
+
+fn read_part(v: &Value, path: &str) -> Result<Part> {
+    let mut o = Obj::new(v, path.to_string())?;
+    let id = o.req_str("id")?.to_string();
+    let grounded = o.opt_bool("grounded")?;
+    let placement = match o.get("placement") {
+        Some(v) => read_placement(v, &o.at("placement"))?,
+        None => Placement::default(),
+    };
+    let mut markers = Vec::new();
+    if let Some(m) = o.get("markers") {
+        let mpath = o.at("markers");
+        let map = m.as_object().ok_or_else(|| {
+            ModelError::at_path(&mpath, format!("expected an object, found {}", describe(m)))
+        })?;
+        for (name, mv) in map {
+            markers.push((name.clone(), read_placement(mv, &key_path(&mpath, name))?));
+        }
+    }
+    let mass = match o.get("mass") {
+        Some(v) => Some(read_mass(v, &o.at("mass"))?),
+        None => None,
+    };
+    let extra = o.extra();
+    o.finish()?;
+    Ok(Part {
+        id,
+        grounded,
+        placement,
+        markers,
+        mass,
+        extra,
+    })
+}
+
+fn read_mass(v: &Value, path: &str) -> Result<Mass> {
+    let mut o = Obj::new(v, path.to_string())?;
+    let mass = scalar_syntax(o.req("mass")?, &o.at("mass"))?;
+    let center_of_mass = match o.get("center_of_mass") {
+        Some(v) => vector::<3>(v, &o.at("center_of_mass"))?,
+        None => Placement::default().position,
+    };
+    let ipath = o.at("inertia");
+    let rows = array(o.req("inertia")?, &ipath)?;
+    if rows.len() != 3 {
+        return Err(ModelError::at_path(
+            &ipath,
+            format!("expected 3 rows, found {}", rows.len()),
+        ));
+    }
+    let mut inertia: [[Scalar; 3]; 3] =
+        std::array::from_fn(|_| std::array::from_fn(|_| Scalar::Number(0.0)));
+    for (r, (row, v)) in inertia.iter_mut().zip(rows).enumerate() {
+        *row = vector::<3>(v, &format!("{ipath}[{r}]"))?;
+    }
+    o.finish()?;
+    Ok(Mass {
+        mass,
+        center_of_mass,
+        inertia,
+    })
+}
+
+fn read_marker_ref(v: &Value, path: &str, assembly: &Assembly) -> Result<MarkerRef> {
+    let mut o = Obj::new(v, path.to_string())?;
+    let part_id = o.req_str("part")?;
+    let part_key = assembly
+        .part_by_id(part_id)
+        .ok_or_else(|| ModelError::at_path(o.at("part"), format!("no part has id '{part_id}'")))?;
+    let marker = match o.get("marker") {
+        Some(Value::String(name)) => {
+            if o.map.contains_key("position") || o.map.contains_key("rotation") {
+                return Err(ModelError::at_path(
+                    path,
+                    "give either \"marker\" or an inline \"position\"/\"rotation\", not both",
+                ));
+            }
+            MarkerSpec::Named(name.clone())
+        }
+        Some(other) => {
+            return Err(ModelError::at_path(
+                o.at("marker"),
+                format!("expected a marker name, found {}", describe(other)),
+            ))
+        }
+        None => MarkerSpec::Inline(Box::new(placement_fields(&mut o)?)),
+    };
+    o.finish()?;
+    Ok(MarkerRef {
+        part: part_key,
+        marker,
+    })
+}
+
+fn read_joint(v: &Value, path: &str, assembly: &Assembly) -> Result<Joint> {
+    let mut o = Obj::new(v, path.to_string())?;
+    let id = o.req_str("id")?.to_string();
+    let type_name = o.req_str("type")?;
+    let joint_type = JointType::from_name(type_name).ok_or_else(|| {
+        let known: Vec<&str> = JointType::ALL.iter().map(|t| t.name()).collect();
+        ModelError::at_path(
+            o.at("type"),
+            format!(
+                "unknown joint type '{type_name}' (known: {})",
+                known.join(", ")
+            ),
+        )
+    })?;
+    let i = read_marker_ref(o.req("i")?, &o.at("i"), assembly)?;
+    let j = read_marker_ref(o.req("j")?, &o.at("j"), assembly)?;
+    let suppressed = o.opt_bool("suppressed")?;
+    let mut fields = Vec::new();
+    for field in Field::ALL {
+        if let Some(v) = o.get(field.key()) {
+            fields.push((field, scalar_syntax(v, &o.at(field.key()))?));
+        }
+    }
+    // A cam's profile is `profile` (on marker j); a curve contact names both sides.
+    // Which a type takes is the model's rule; any of them given is read.
+    let mut profiles: Vec<(&str, CamProfile)> = Vec::new();
+    for key in ["profile", "profile_i", "profile_j"] {
+        if let Some(v) = o.get(key) {
+            profiles.push((key, read_profile(v, &o.at(key))?));
+        }
+    }
+    let mut profile = None;
+    let mut profile_i = None;
+    for (key, p) in profiles {
+        let takes_j = if joint_type.takes_profile_i() { "profile_j" } else { "profile" };
+        let fits = (key == takes_j && joint_type.takes_profile())
+            || (key == "profile_i" && joint_type.takes_profile_i());
+        if !fits {
+            return Err(ModelError::at_path(
+                o.at(key),
+                format!("a {} joint has no '{key}'", joint_type.name()),
+            ));
+        }
+        if key == "profile_i" {
+            profile_i = Some(p);
+        } else {
+            profile = Some(p);
+        }
+    }
+    let limits = match o.get("limits") {
+        Some(v) => read_limits(v, &o.at("limits"))?,
+        None => Limits::default(),
+    };
+    let extra = o.extra();
+    o.finish()?;
+    Ok(Joint {
+        id,
+        joint_type,
+        i,
+        j,
+        suppressed,
+        fields,
+        profile,
+        profile_i,
+        limits,
+        extra,
+    })
+}
+
+fn read_profile(v: &Value, path: &str) -> Result<CamProfile> {
+    let mut o = Obj::new(v, path.to_string())?;
+    let profile = if let Some(c) = o.get("circle") {
+        let mut circle = Obj::new(c, o.at("circle"))?;
+        let radius = scalar_syntax(circle.req("radius")?, &circle.at("radius"))?;
+        circle.finish()?;
+        CamProfile::Circle { radius }
+    } else if let Some(p) = o.get("polar") {
+        let ppath = o.at("polar");
+        let items = array(p, &ppath)?;
+        let radii = items
+            .iter()
+            .enumerate()
+            .map(|(k, item)| scalar_syntax(item, &format!("{ppath}[{k}]")))
+            .collect::<Result<Vec<_>>>()?;
+        CamProfile::Polar(radii)
+    } else if let Some(p) = o.get("points") {
+        let ppath = o.at("points");
+        let items = array(p, &ppath)?;
+        let mut points = Vec::with_capacity(items.len());
+        for (k, item) in items.iter().enumerate() {
+            let ipath = format!("{ppath}[{k}]");
+            let xy = array(item, &ipath)?;
+            let [x, y] = xy.as_slice() else {
+                return Err(ModelError::at_path(
+                    &ipath,
+                    format!("a profile point is [x, y], found {} numbers", xy.len()),
+                ));
+            };
+            points.push([
+                scalar_syntax(x, &format!("{ipath}[0]"))?,
+                scalar_syntax(y, &format!("{ipath}[1]"))?,
+            ]);
+        }
+        CamProfile::Points(points)
+    } else {
+        return Err(ModelError::at_path(
+            path,
+            "a profile is {\"circle\": {\"radius\": R}}, {\"polar\": [r0, r1, ...]} or \
+             {\"points\": [[x0, y0], [x1, y1], ...]}",
+        ));
+    };
+    o.finish()?;
+    Ok(profile)
+}
+
+fn read_limits(v: &Value, path: &str) -> Result<Limits> {
+    let mut o = Obj::new(v, path.to_string())?;
+    let mut limits = Limits::default();
+    for field in [Field::Angle, Field::Distance] {
+        let Some(range) = o.get(field.key()) else {
+            continue;
+        };
+        let rpath = o.at(field.key());
+        let items = array(range, &rpath)?;
+        if items.len() != 2 {
+            return Err(ModelError::at_path(
+                &rpath,
+                format!("expected [min, max], found {} values", items.len()),
+            ));
+        }
+        let mut sides = [None, None];
+        for (k, (side, item)) in sides.iter_mut().zip(items).enumerate() {
+            if !item.is_null() {
+                *side = Some(scalar_syntax(item, &format!("{rpath}[{k}]"))?);
+            }
+        }
+        let [min, max] = sides;
+        let range = Range { min, max };
+        match field {
+            Field::Angle => limits.angle = Some(range),
+            _ => limits.distance = Some(range),
+        }
+    }
+    o.finish()?;
+    Ok(limits)
+}
+
+fn read_motion(v: &Value, path: &str, assembly: &Assembly) -> Result<Motion> {
+    let mut o = Obj::new(v, path.to_string())?;
+    let joint_id = o.req_str("joint")?;
+    let joint = assembly.joint_by_id(joint_id).ok_or_else(|| {
+        ModelError::at_path(o.at("joint"), format!("no joint has id '{joint_id}'"))
+    })?;
+    let (coordinate, value) = match (o.get("angle"), o.get("distance")) {
+        (Some(v), None) => (Coordinate::Angle, (v, o.at("angle"))),
+        (None, Some(v)) => (Coordinate::Distance, (v, o.at("distance"))),
+        (None, None) => {
+            return Err(ModelError::at_path(
+                path,
+                "a motion needs \"angle\" or \"distance\"",
+            ))
+        }
+        (Some(_), Some(_)) => {
+            return Err(ModelError::at_path(
+                path,
+                "a motion drives one coordinate: \"angle\" or \"distance\", not both",
+            ))
+        }
+    };
+    let value = scalar_syntax(value.0, &value.1)?;
+    o.finish()?;
+    Ok(Motion {
+        joint,
+        coordinate,
+        value,
+    })
+}
+
+fn read_forces(v: &Value, assembly: &Assembly) -> Result<Forces> {
+    let mut o = Obj::new(v, "forces".into())?;
+    let mut forces = Forces::default();
+    if let Some(g) = o.get("gravity") {
+        forces.gravity = Some(vector::<3>(g, &o.at("gravity"))?);
+    }
+    if let Some(springs) = o.get("springs") {
+        let spath = o.at("springs");
+        for (k, s) in array(springs, &spath)?.iter().enumerate() {
+            let path = format!("{spath}[{k}]");
+            let mut so = Obj::new(s, path.clone())?;
+            let id = so.req_str("id")?.to_string();
+            let i = read_marker_ref(so.req("i")?, &so.at("i"), assembly)?;
+            let j = read_marker_ref(so.req("j")?, &so.at("j"), assembly)?;
+            let stiffness = scalar_syntax(so.req("stiffness")?, &so.at("stiffness"))?;
+            let rest_length = scalar_syntax(so.req("rest_length")?, &so.at("rest_length"))?;
+            let damping = match so.get("damping") {
+                Some(d) => scalar_syntax(d, &so.at("damping"))?,
+                None => Scalar::Number(0.0),
+            };
+            so.finish()?;
+            forces.springs.push(Spring {
+                id,
+                i,
+                j,
+                stiffness,
+                rest_length,
+                damping,
+            });
+        }
+    }
+    if let Some(loads) = o.get("loads") {
+        let lpath = o.at("loads");
+        for (k, l) in array(loads, &lpath)?.iter().enumerate() {
+            let mut lo = Obj::new(l, format!("{lpath}[{k}]"))?;
+            let part_id = lo.req_str("part")?;
+            let part = assembly.part_by_id(part_id).ok_or_else(|| {
+                ModelError::at_path(lo.at("part"), format!("no part has id '{part_id}'"))
+            })?;
+            let zero = || Placement::default().position;
+            let force = match lo.get("force") {
+                Some(f) => vector::<3>(f, &lo.at("force"))?,
+                None => zero(),
+            };
+            let torque = match lo.get("torque") {
+                Some(t) => vector::<3>(t, &lo.at("torque"))?,
+                None => zero(),
+            };
+            let at = match lo.get("at") {
+                Some(a) => Some(vector::<3>(a, &lo.at("at"))?),
+                None => None,
+            };
+            lo.finish()?;
+            forces.loads.push(Load {
+                part,
+                force,
+                torque,
+                at,
+            });
+        }
+    }
+    o.finish()?;
+    Ok(forces)
+}
+
+fn read_simulation(v: &Value) -> Result<Simulation> {
+    let mut o = Obj::new(v, "simulation".into())?;
+    let end = scalar_syntax(o.req("end")?, &o.at("end"))?;
+    let step = scalar_syntax(o.req("step")?, &o.at("step"))?;
+    let output_step = match o.get("output_step") {
+        Some(s) => Some(scalar_syntax(s, &o.at("output_step"))?),
+        None => None,
+    };
+    o.finish()?;
+    Ok(Simulation {
+        end,
+        step,
+        output_step,
+    })
+}
