@@ -5,48 +5,60 @@ use std::path::Path;
 
 use anyhow::anyhow;
 use serde_json::{json, Value};
-use tenon_model::{Assembly, JointKey, PartKey};
-use tenon_solve::{diagnose, ClusterDiagnosis, Diagnosis, Motion, SolveOptions, Status};
+use tenon::{Assembly, ClusterDiagnosis, Diagnosis, JointKey, Motion, PartKey, Report, Status};
 
-use crate::solve::{
-    load_and_solve, messages, part_list, pose_json, solved_assembly, Solved, HUMAN_CLUSTERS,
-    HUMAN_LINES,
+use crate::render::{
+    joint_name, messages, part_list, part_name, pose_json, HUMAN_CLUSTERS, HUMAN_LINES,
 };
 use crate::Failure;
 
+/// What a check found: the file's name, the solve's report and the diagnosis.
+struct Checked<'a> {
+    name: &'a str,
+    report: &'a Report,
+    diagnosis: &'a Diagnosis,
+}
+
 pub(crate) fn run(file: &Path, as_json: bool) -> Result<(), Failure> {
-    let solved = load_and_solve(file, &[])?;
-    let diagnosis = diagnose(
-        &solved.problem(),
-        &solved.state,
-        &solved.params,
-        &solved.report,
-        SolveOptions::default(),
-    )
-    .map_err(|e| Failure {
-        status: 1,
-        error: anyhow!("{}: {e}", solved.name),
-    })?;
-    let shown = solved_assembly(&solved.assembly, &solved.system, &solved.state);
+    let name = file.display().to_string();
+    let (mut mechanism, progress) = crate::solve::load(file, &[])?;
+    let diagnosis = mechanism
+        .diagnose_with_progress(&mut |p| progress.phase(p))
+        .map_err(|e| Failure {
+            status: 1,
+            error: anyhow!("{name}: {e}"),
+        })?;
+    progress.done();
+    let Some(report) = mechanism.report().cloned() else {
+        return Err(Failure {
+            status: 1,
+            error: anyhow!("{name}: the diagnosis left no solve report"),
+        });
+    };
+    let shown = mechanism.assembly();
+    let checked = Checked {
+        name: &name,
+        report: &report,
+        diagnosis: &diagnosis,
+    };
     let text = if as_json {
-        let mut t = serde_json::to_string_pretty(&report_json(&shown, &solved, &diagnosis))
+        let mut t = serde_json::to_string_pretty(&report_json(&shown, &checked))
             .unwrap_or_default();
         t.push('\n');
         t
     } else {
-        human(&shown, &solved, &diagnosis)
+        human(&shown, &checked)
     };
     crate::emit(&text);
     let conflicting = diagnosis.clusters.iter().any(|c| !c.conflicts.is_empty());
-    if solved.report.converged && !conflicting {
+    if report.converged && !conflicting {
         Ok(())
     } else {
         Err(Failure {
             status: 1,
             error: anyhow!(
-                "{}: not solved (largest residual {:.3e}{})",
-                solved.name,
-                solved.report.max_residual,
+                "{name}: not solved (largest residual {:.3e}{})",
+                report.max_residual,
                 if conflicting {
                     "; conflicting joints"
                 } else {
@@ -55,14 +67,6 @@ pub(crate) fn run(file: &Path, as_json: bool) -> Result<(), Failure> {
             ),
         })
     }
-}
-
-fn part_name(assembly: &Assembly, key: PartKey) -> String {
-    assembly.part(key).map_or("?".into(), |p| p.id.clone())
-}
-
-fn joint_name(assembly: &Assembly, key: JointKey) -> String {
-    assembly.joint(key).map_or("?".into(), |j| j.id.clone())
 }
 
 fn round(v: [f64; 3]) -> [f64; 3] {
@@ -91,11 +95,14 @@ fn motion_json(assembly: &Assembly, part: PartKey, motion: &Motion, idle: bool) 
     }
 }
 
-fn report_json(assembly: &Assembly, solved: &Solved, diagnosis: &Diagnosis) -> Value {
+fn report_json(assembly: &Assembly, checked: &Checked<'_>) -> Value {
+    let Checked {
+        report, diagnosis, ..
+    } = *checked;
     let clusters: Vec<Value> = diagnosis
         .clusters
         .iter()
-        .zip(&solved.report.clusters)
+        .zip(&report.clusters)
         .map(|(c, r)| {
             let conflicting: Vec<Vec<String>> = c
                 .conflicts
@@ -128,13 +135,13 @@ fn report_json(assembly: &Assembly, solved: &Solved, diagnosis: &Diagnosis) -> V
         .collect();
     let conflicting = diagnosis.clusters.iter().any(|c| !c.conflicts.is_empty());
     json!({
-        "status": if solved.report.converged && !conflicting { "solved" } else { "failed" },
-        "max_residual": solved.report.max_residual,
+        "status": if report.converged && !conflicting { "solved" } else { "failed" },
+        "max_residual": report.max_residual,
         "dof": diagnosis.dof(),
         "parts": pose_json(assembly),
         "clusters": clusters,
         "free_motions": free_motions,
-        "messages": messages(&solved.system, assembly, &solved.report),
+        "messages": messages(assembly, report),
     })
 }
 
@@ -188,7 +195,7 @@ fn cluster_sentences(assembly: &Assembly, c: &ClusterDiagnosis, out: &mut String
     if c.free_motions.is_empty() && c.dof.is_some_and(|d| d > 0) {
         out.push_str(&format!(
             "    (free motions are listed for clusters of up to {} unknowns)\n",
-            tenon_solve::DIAGNOSE_COLUMNS
+            tenon::DIAGNOSE_COLUMNS
         ));
     }
     for f in c.free_motions.iter().take(HUMAN_LINES) {
@@ -228,18 +235,23 @@ fn more(out: &mut String, count: usize, what: &str) {
     }
 }
 
-fn human(assembly: &Assembly, solved: &Solved, diagnosis: &Diagnosis) -> String {
+fn human(assembly: &Assembly, checked: &Checked<'_>) -> String {
+    let Checked {
+        name,
+        report,
+        diagnosis,
+    } = *checked;
     let mut out = String::new();
     let conflicting = diagnosis.clusters.iter().any(|c| !c.conflicts.is_empty());
-    let status = if solved.report.converged && !conflicting {
+    let status = if report.converged && !conflicting {
         "solved"
     } else {
         "NOT solved"
     };
     out.push_str(&format!(
         "{}: {status}; largest residual {:.1e}; {}\n",
-        solved.name,
-        solved.report.max_residual,
+        name,
+        report.max_residual,
         diagnosis.dof().map_or(
             "degrees of freedom not counted (a cluster too large to analyse)".to_string(),
             |d| format!("{d} degree(s) of freedom left")
@@ -274,7 +286,7 @@ fn human(assembly: &Assembly, solved: &Solved, diagnosis: &Diagnosis) -> String 
             diagnosis.clusters.len() - HUMAN_CLUSTERS
         ));
     }
-    for m in messages(&solved.system, assembly, &solved.report) {
+    for m in messages(assembly, report) {
         out.push_str(&format!("  note: {m}\n"));
     }
     out

@@ -22,7 +22,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Assemble the parts so every joint holds (motions at t = 0).
+    /// Assemble the parts so every joint holds (motions are left out: the coordinates
+    /// they drive stay free).
     Solve {
         /// Assembly file (.json or .asmt).
         file: PathBuf,
@@ -55,6 +56,7 @@ enum Command {
 }
 
 mod check;
+mod render;
 mod solve;
 
 /// A failure and the exit status it maps to.
@@ -103,28 +105,21 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => solve::run(&file, &set, output.as_deref(), json),
         Command::Check { file, json } => check::run(&file, json),
         Command::Convert { input, output } => {
-            let assembly = load(&input)?;
-            write_atomically(&output, tenon_model::write_json(&assembly).as_bytes())
-                .map_err(bad_input)
+            let assembly = tenon::load(&input).map_err(|e| bad_input(anyhow!(e)))?;
+            write_atomically(&output, tenon::write_json(&assembly).as_bytes())
+                .map_err(bad_input)?;
+            // Said on stderr, so `-o -`-style piping of reports stays clean.
+            let _ = writeln!(
+                std::io::stderr(),
+                "{}: wrote {} ({} parts, {} joints)",
+                input.display(),
+                output.display(),
+                assembly.part_count(),
+                assembly.joint_count()
+            );
+            Ok(())
         }
     }
-}
-
-/// Reads an assembly file; the format follows the extension (`.asmt`, else JSON v1).
-pub(crate) fn load(path: &Path) -> Result<tenon_model::Assembly, Failure> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))
-        .map_err(bad_input)?;
-    let name = path.display().to_string();
-    let is_asmt = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("asmt"));
-    let read = if is_asmt {
-        tenon_model::read_asmt(&text, Some(&name))
-    } else {
-        tenon_model::read_json(&text, Some(&name))
-    };
-    read.map_err(|e| bad_input(anyhow!(e)))
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and a rename.

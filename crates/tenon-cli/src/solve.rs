@@ -4,188 +4,47 @@ use std::path::Path;
 
 use anyhow::anyhow;
 use serde_json::{json, Value};
-use tenon_model::{Assembly, Parameter, PartKey, Placement, Scalar};
-use tenon_solve::{solve, Problem, SolveOptions, SolveReport};
-use tenon_system::{Grounding, Owner, System};
+use tenon::{Assembly, Mechanism, Phase, Report, Scalar};
 
-use crate::{bad_input, load, write_atomically, Failure};
+use crate::render::{
+    coordinate_name, joint_name, messages, part_list, part_name, pose_json, side_name,
+    HUMAN_CLUSTERS,
+};
+use crate::{bad_input, write_atomically, Failure};
 
-/// Applies `--set NAME=NUMBER` options (unknown names and bad numbers are usage errors).
+/// Applies `--set NAME=NUMBER` options (unknown names and bad numbers are usage errors;
+/// a value the assembly cannot take, such as a radius of 0, is bad input naming the
+/// element).
 fn apply_sets(assembly: &mut Assembly, sets: &[String], file: &Path) -> Result<(), Failure> {
-    if sets.is_empty() {
-        return Ok(());
-    }
-    let mut parameters: Vec<Parameter> = assembly.parameters().to_vec();
     for set in sets {
         let (name, value) = set
             .split_once('=')
             .ok_or_else(|| bad_input(anyhow!("--set {set}: expected NAME=NUMBER")))?;
+        let name = name.trim();
         let value: f64 = value
             .trim()
             .parse()
             .ok()
             .filter(|v: &f64| v.is_finite())
             .ok_or_else(|| bad_input(anyhow!("--set {set}: '{value}' is not a number")))?;
-        let p = parameters
-            .iter_mut()
-            .find(|p| p.name == name.trim())
-            .ok_or_else(|| {
+        if assembly.parameters().iter().all(|p| p.name != name) {
+            return Err(bad_input(anyhow!(
+                "--set {set}: {} has no parameter '{name}'",
+                file.display()
+            )));
+        }
+        assembly
+            .set_parameter(name, Scalar::Number(value))
+            .map_err(|e| {
                 bad_input(anyhow!(
-                    "--set {set}: {} has no parameter '{name}'",
-                    file.display()
+                    "--set {set}: {}: {}: {}",
+                    file.display(),
+                    e.place(),
+                    e.message()
                 ))
             })?;
-        p.value = Scalar::Number(value);
     }
-    assembly.set_parameters(parameters);
-    assembly
-        .parameter_values()
-        .map_err(|e| bad_input(anyhow!("{}: {e}", file.display())))?;
     Ok(())
-}
-
-/// An assembly loaded, built and solved (or not).
-pub(crate) struct Solved {
-    pub(crate) name: String,
-    pub(crate) assembly: Assembly,
-    pub(crate) system: System,
-    pub(crate) compiled: tenon_system::Compiled,
-    pub(crate) state: Vec<f64>,
-    pub(crate) params: Vec<f64>,
-    pub(crate) report: SolveReport,
-}
-
-impl Solved {
-    pub(crate) fn problem(&self) -> Problem<'_> {
-        Problem {
-            system: &self.system,
-            compiled: &self.compiled,
-            assembly: &self.assembly,
-        }
-    }
-}
-
-/// Loads `file`, applies `--set`s, builds, compiles and solves (with a progress line for
-/// large assemblies).
-pub(crate) fn load_and_solve(file: &Path, sets: &[String]) -> Result<Solved, Failure> {
-    let mut assembly = load(file)?;
-    apply_sets(&mut assembly, sets, file)?;
-    let name = file.display().to_string();
-    let progress = Progress::new(assembly.parts().count());
-    progress.say("building the equations");
-    let mut system = System::build(&assembly).map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
-    progress.say("compiling");
-    let mut compiled = system
-        .compile()
-        .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
-    tenon_solve::prepare(&mut system, &mut compiled, SolveOptions::default())
-        .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
-    let mut state = system.initial_state();
-    let mut params = system.initial_parameters();
-    progress.say(&format!("solving {} clusters", compiled.clusters().len()));
-    let report = solve(
-        &Problem {
-            system: &system,
-            compiled: &compiled,
-            assembly: &assembly,
-        },
-        &mut state,
-        &mut params,
-        SolveOptions::default(),
-    )
-    .map_err(|e| Failure {
-        status: 1,
-        error: anyhow!("{name}: {e}"),
-    })?;
-    progress.done();
-    Ok(Solved {
-        name,
-        assembly,
-        system,
-        compiled,
-        state,
-        params,
-        report,
-    })
-}
-
-pub(crate) fn run(
-    file: &Path,
-    sets: &[String],
-    output: Option<&Path>,
-    as_json: bool,
-) -> Result<(), Failure> {
-    let Solved {
-        name,
-        assembly,
-        system,
-        state,
-        report,
-        ..
-    } = load_and_solve(file, sets)?;
-    let solved = solved_assembly(&assembly, &system, &state);
-    let text = if as_json {
-        let mut t = serde_json::to_string_pretty(&report_json(&solved, &system, &report))
-            .unwrap_or_default();
-        t.push('\n');
-        t
-    } else {
-        human(&solved, &system, &report, &name)
-    };
-    crate::emit(&text);
-    if let Some(out) = output {
-        if report.converged {
-            write_atomically(out, tenon_model::write_json(&solved).as_bytes())
-                .map_err(bad_input)?;
-        }
-    }
-    if report.converged {
-        Ok(())
-    } else {
-        Err(Failure {
-            status: 1,
-            error: anyhow!(
-                "{name}: not solved (largest residual {:.3e})",
-                report.max_residual
-            ),
-        })
-    }
-}
-
-/// The assembly with free parts at their solved poses.
-pub(crate) fn solved_assembly(assembly: &Assembly, system: &System, state: &[f64]) -> Assembly {
-    let mut out = assembly.clone();
-    for fp in system.free_parts() {
-        let v: Vec<f64> = fp
-            .vars
-            .iter()
-            .map(|x| state.get(x.index()).copied().unwrap_or(0.0))
-            .collect();
-        out.set_part_placement(
-            fp.part,
-            Placement::from_numbers([v[0], v[1], v[2]], [v[3], v[4], v[5], v[6]]),
-        );
-    }
-    out
-}
-
-/// The human report lists at most this many clusters, and this many parts of each.
-pub(crate) const HUMAN_CLUSTERS: usize = 20;
-pub(crate) const HUMAN_PARTS: usize = 8;
-/// Sentences of one kind (redundant joints, conflicts, motions) shown per cluster.
-pub(crate) const HUMAN_LINES: usize = 12;
-
-/// Up to [`HUMAN_PARTS`] part names, then how many more.
-pub(crate) fn part_list(assembly: &Assembly, parts: &[PartKey]) -> String {
-    let mut names: Vec<String> = parts
-        .iter()
-        .take(HUMAN_PARTS)
-        .filter_map(|p| assembly.part(*p).map(|p| p.id.clone()))
-        .collect();
-    if parts.len() > HUMAN_PARTS {
-        names.push(format!("and {} more parts", parts.len() - HUMAN_PARTS));
-    }
-    names.join(", ")
 }
 
 /// Assemblies with at least this many parts get a progress line (on a terminal).
@@ -193,10 +52,10 @@ const LARGE_ASSEMBLY_PARTS: usize = 500;
 
 /// A spinner with the current phase on stderr, for assemblies large enough to take a
 /// while; hidden when stderr is not a terminal.
-struct Progress(Option<indicatif::ProgressBar>);
+pub(crate) struct Progress(Option<indicatif::ProgressBar>);
 
 impl Progress {
-    fn new(parts: usize) -> Progress {
+    pub(crate) fn new(parts: usize) -> Progress {
         if parts < LARGE_ASSEMBLY_PARTS {
             return Progress(None);
         }
@@ -209,132 +68,93 @@ impl Progress {
         Progress(Some(bar))
     }
 
-    fn say(&self, message: &str) {
+    pub(crate) fn phase(&self, phase: Phase) {
         if let Some(bar) = &self.0 {
-            bar.set_message(message.to_string());
+            let message = match phase {
+                Phase::Building => "building the equations".to_string(),
+                Phase::Compiling => "compiling".to_string(),
+                Phase::Solving { clusters } => format!("solving {clusters} clusters"),
+                Phase::Diagnosing => "diagnosing".to_string(),
+                _ => "working".to_string(),
+            };
+            bar.set_message(message);
         }
     }
 
-    fn done(&self) {
+    pub(crate) fn done(&self) {
         if let Some(bar) = &self.0 {
             bar.finish_and_clear();
         }
     }
 }
 
-pub(crate) fn owner_joint(assembly: &Assembly, system: &System, equation: usize) -> String {
-    match system.equations().get(equation).map(|e| e.owner) {
-        Some(Owner::Joint(j)) | Some(Owner::Drive(j, _)) => {
-            assembly.joint(j).map_or(String::new(), |j| j.id.clone())
-        }
-        Some(Owner::Motion(m)) => format!("motion {m}"),
-        None => String::new(),
-    }
+/// Loads `file`, applies `--set`s and builds, with a progress line for large
+/// assemblies (returned, for the solve to go on with).
+pub(crate) fn load(file: &Path, sets: &[String]) -> Result<(Mechanism, Progress), Failure> {
+    let mut assembly = tenon::load(file).map_err(|e| bad_input(anyhow!(e)))?;
+    apply_sets(&mut assembly, sets, file)?;
+    let name = file.display().to_string();
+    let progress = Progress::new(assembly.part_count());
+    let mechanism = Mechanism::new_with_progress(assembly, &mut |p| progress.phase(p))
+        .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
+    Ok((mechanism, progress))
 }
 
-fn cluster_status(c: &tenon_solve::ClusterReport) -> &'static str {
-    match (c.converged, c.rank, c.dof) {
-        (false, _, _) => "failed",
-        // Large clusters are solved sparse, without a rank (see docs/format-notes.md).
-        (true, None, _) | (true, _, None) => "not_analysed",
-        (true, Some(rank), _) if rank < c.equations.len() => "over_constrained",
-        (true, _, Some(0)) => "well_constrained",
-        (true, _, Some(_)) => "under_constrained",
-    }
-}
-
-/// Total degrees of freedom, when every cluster's is known.
-fn total_dof(report: &SolveReport) -> Option<usize> {
-    report.clusters.iter().map(|c| c.dof).sum()
-}
-
-pub(crate) fn pose_json(assembly: &Assembly) -> Value {
-    let mut parts = serde_json::Map::new();
-    for (_, p) in assembly.parts() {
-        let values = assembly.parameter_values().ok();
-        let pose = values.and_then(|v| p.placement.numbers(&v, assembly.units()));
-        if let Some(pose) = pose {
-            parts.insert(
-                p.id.clone(),
-                json!({ "position": pose.position, "quaternion": pose.quaternion }),
-            );
-        }
-    }
-    Value::Object(parts)
-}
-
-fn coordinate_name(c: tenon_model::Coordinate) -> &'static str {
-    match c {
-        tenon_model::Coordinate::Angle => "angle",
-        tenon_model::Coordinate::Distance => "distance",
-    }
-}
-
-fn side_name(side: tenon_solve::LimitSide) -> &'static str {
-    match side {
-        tenon_solve::LimitSide::Min => "min",
-        tenon_solve::LimitSide::Max => "max",
-    }
-}
-
-pub(crate) fn messages(system: &System, assembly: &Assembly, report: &SolveReport) -> Vec<String> {
-    let mut m = Vec::new();
-    for l in report.clusters.iter().flat_map(|c| &c.limits) {
-        let id = assembly.joint(l.joint).map_or("?", |j| j.id.as_str());
-        let bound = match l.side {
-            tenon_solve::LimitSide::Min => "lower",
-            tenon_solve::LimitSide::Max => "upper",
-        };
-        let what = coordinate_name(l.coordinate);
-        if l.excess > 0.0 {
-            let amount = match l.coordinate {
-                tenon_model::Coordinate::Angle => format!("{:.4} degrees", l.excess.to_degrees()),
-                tenon_model::Coordinate::Distance => format!("{:.4e}", l.excess),
-            };
-            m.push(format!(
-                "joint '{id}' cannot respect its {bound} {what} limit: beyond it by {amount}"
-            ));
-        } else {
-            m.push(format!("joint '{id}' is held at its {bound} {what} limit"));
+pub(crate) fn run(
+    file: &Path,
+    sets: &[String],
+    output: Option<&Path>,
+    as_json: bool,
+) -> Result<(), Failure> {
+    let name = file.display().to_string();
+    let (mut mechanism, progress) = load(file, sets)?;
+    let report = mechanism
+        .solve_with_progress(&mut |p| progress.phase(p))
+        .map_err(|e| Failure {
+            status: 1,
+            error: anyhow!("{name}: {e}"),
+        })?;
+    progress.done();
+    let shown = mechanism.assembly();
+    let text = if as_json {
+        let mut t =
+            serde_json::to_string_pretty(&report_json(&shown, &report)).unwrap_or_default();
+        t.push('\n');
+        t
+    } else {
+        human(&shown, &report, &name)
+    };
+    crate::emit(&text);
+    if let Some(out) = output {
+        if report.converged {
+            write_atomically(out, tenon::write_json(&shown).as_bytes()).map_err(bad_input)?;
         }
     }
-    for k in &report.flipped {
-        let id = assembly.joint(*k).map_or("?", |j| j.id.as_str());
-        m.push(format!(
-            "joint '{id}' ended on its mirror branch (an axis reversed from the starting pose)"
-        ));
+    if report.converged {
+        Ok(())
+    } else {
+        Err(Failure {
+            status: 1,
+            error: anyhow!(
+                "{}: not solved (largest residual {:.3e})",
+                name,
+                report.max_residual
+            ),
+        })
     }
-    if let Grounding::FirstPart(k) = system.grounding() {
-        let id = assembly.part(k).map_or("?", |p| p.id.as_str());
-        m.push(format!(
-            "no part is grounded: solved relative to the first part, '{id}'"
-        ));
-    }
-    m
 }
 
-fn report_json(assembly: &Assembly, system: &System, report: &SolveReport) -> Value {
+fn report_json(assembly: &Assembly, report: &Report) -> Value {
     let clusters: Vec<Value> = report
         .clusters
         .iter()
         .map(|c| {
-            let parts: Vec<String> = c
-                .parts
-                .iter()
-                .filter_map(|k| assembly.part(*k).map(|p| p.id.clone()))
-                .collect();
-            let mut joints: Vec<String> = c
-                .equations
-                .iter()
-                .map(|&e| owner_joint(assembly, system, e))
-                .collect();
-            joints.dedup();
             let limits: Vec<Value> = c
                 .limits
                 .iter()
                 .map(|l| {
                     json!({
-                        "joint": assembly.joint(l.joint).map_or("", |j| j.id.as_str()),
+                        "joint": joint_name(assembly, l.joint),
                         "coordinate": coordinate_name(l.coordinate),
                         "side": side_name(l.side),
                         "excess": l.excess,
@@ -342,7 +162,9 @@ fn report_json(assembly: &Assembly, system: &System, report: &SolveReport) -> Va
                 })
                 .collect();
             json!({
-                "parts": parts, "joints": joints, "status": cluster_status(c), "dof": c.dof,
+                "parts": c.parts.iter().map(|p| part_name(assembly, *p)).collect::<Vec<_>>(),
+                "joints": c.joints.iter().map(|j| joint_name(assembly, *j)).collect::<Vec<_>>(),
+                "status": c.status.name(), "dof": c.dof,
                 "iterations": c.iterations, "redundant": [], "conflicting": [],
                 "limits": limits,
             })
@@ -351,14 +173,14 @@ fn report_json(assembly: &Assembly, system: &System, report: &SolveReport) -> Va
     json!({
         "status": if report.converged { "solved" } else { "failed" },
         "max_residual": report.max_residual,
-        "dof": total_dof(report),
+        "dof": report.dof,
         "parts": pose_json(assembly),
         "clusters": clusters,
-        "messages": messages(system, assembly, report),
+        "messages": messages(assembly, report),
     })
 }
 
-fn human(assembly: &Assembly, system: &System, report: &SolveReport, name: &str) -> String {
+fn human(assembly: &Assembly, report: &Report, name: &str) -> String {
     let mut out = String::new();
     let status = if report.converged {
         "solved"
@@ -368,7 +190,7 @@ fn human(assembly: &Assembly, system: &System, report: &SolveReport, name: &str)
     out.push_str(&format!(
         "{name}: {status}; largest residual {:.1e}; {}\n",
         report.max_residual,
-        total_dof(report).map_or(
+        report.dof.map_or(
             "degrees of freedom not counted (a cluster too large for the rank)".to_string(),
             |d| format!("{d} degree(s) of freedom left")
         )
@@ -382,7 +204,7 @@ fn human(assembly: &Assembly, system: &System, report: &SolveReport, name: &str)
             "  cluster {}: {} ({}); {} iteration(s), {} degree(s) of freedom\n",
             k + 1,
             part_list(assembly, &c.parts),
-            cluster_status(c).replace('_', "-"),
+            c.status.name().replace('_', "-"),
             c.iterations,
             c.dof.map_or("uncounted".to_string(), |d| d.to_string())
         ));
@@ -399,16 +221,17 @@ fn human(assembly: &Assembly, system: &System, report: &SolveReport, name: &str)
             failed
         ));
     }
-    for &(e, r) in report.unsatisfied.iter().take(10) {
+    for u in report.unsatisfied.iter().take(10) {
         out.push_str(&format!(
-            "  joint '{}' does not hold: off by {r:.3e}\n",
-            owner_joint(assembly, system, e)
+            "  joint '{}' does not hold: off by {:.3e}\n",
+            joint_name(assembly, u.constraint.joint()),
+            u.residual
         ));
     }
-    for m in messages(system, assembly, report) {
+    for m in messages(assembly, report) {
         out.push_str(&format!("  note: {m}\n"));
     }
-    if !report.converged || report.clusters.iter().any(|c| c.rank.is_none()) {
+    if !report.converged || report.dof.is_none() {
         out.push_str(
             "  `tenon check` names redundant and conflicting joints and the motions left\n",
         );

@@ -53,7 +53,7 @@ fn solve_reports_json_and_writes_the_solved_file() {
         4
     );
     let written = std::fs::read_to_string(&out).unwrap();
-    tenon_model::read_json(&written, None).unwrap();
+    tenon::read_json(&written, None).unwrap();
 }
 
 #[test]

@@ -192,20 +192,17 @@ impl ClusterTape {
         }
     }
 
-    /// Its local state, taken from the global one.
+    /// Its local state, taken from the global one (of the system's length: the
+    /// system's entry points check it).
     pub fn gather(&self, state: &[f64]) -> Vec<f64> {
-        self.vars
-            .iter()
-            .map(|v| state.get(v.index()).copied().unwrap_or(0.0))
-            .collect()
+        self.vars.iter().map(|v| state[v.index()]).collect()
     }
 
     /// Writes its local state back into the global one.
     pub fn scatter(&self, local: &[f64], state: &mut [f64]) {
+        debug_assert_eq!(local.len(), self.vars.len());
         for (v, &x) in self.vars.iter().zip(local) {
-            if let Some(slot) = state.get_mut(v.index()) {
-                *slot = x;
-            }
+            state[v.index()] = x;
         }
     }
 

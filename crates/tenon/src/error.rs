@@ -1,0 +1,48 @@
+//! The facade's one error type: input that cannot be used, or a name that does not
+//! exist. An assembly that is over- or under-constrained is not an error: the report
+//! says so.
+
+use tenon_model::ModelError;
+
+/// What can go wrong: input that cannot be used, or a name that does not exist.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file, text or element that is not usable (names the place).
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The assembly cannot be turned into equations.
+    #[error(transparent)]
+    System(#[from] tenon_system::SystemError),
+    /// The solver could not evaluate the equations (a bug if it happens).
+    #[error(transparent)]
+    Solve(#[from] tenon_solve::SolveError),
+    /// A file could not be read.
+    #[error("{path}: cannot read: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// No parameter of that name.
+    #[error("no parameter '{0}'")]
+    UnknownParameter(String),
+    /// No part of that name.
+    #[error("no part '{0}'")]
+    UnknownPart(String),
+    /// No joint of that name.
+    #[error("no joint '{0}'")]
+    UnknownJoint(String),
+    /// The part is grounded (or held as the first part): it cannot be dragged.
+    #[error("part '{0}' is grounded: it does not move")]
+    GroundedPart(String),
+    /// A value that must be a finite number (or a non-zero quaternion) is not.
+    #[error("{what}: not a usable number ({value})")]
+    NotFinite {
+        /// What it is.
+        what: String,
+        /// The value.
+        value: f64,
+    },
+}

@@ -1,0 +1,336 @@
+//! `Mechanism`: an assembly with its equations built once, its current state, and what
+//! a CAD host does with it: solve, diagnose, drag, change a dimension and re-solve.
+//!
+//! **Invariant:** `system` and `compiled` are built from `assembly` (module `edit`
+//! rebuilds them after every structural change); `state` and `params` have the
+//! system's lengths. A call that fails leaves all of it as it was.
+
+use std::path::Path;
+
+use tenon_model::{Assembly, JointKey, PartKey, Placement, Pose, Scalar};
+use tenon_solve::{Diagnosis, Problem, SolveOptions};
+use tenon_system::{Compiled, System};
+
+use crate::report::{Phase, Report};
+use crate::Error;
+
+/// An assembly with its equations built once, and its current state.
+#[derive(Debug, Clone)]
+pub struct Mechanism {
+    pub(crate) assembly: Assembly,
+    pub(crate) built: Built,
+    pub(crate) options: SolveOptions,
+    pub(crate) last: Option<Report>,
+}
+
+/// The equations of an assembly, compiled, and the state they are solved from.
+#[derive(Debug, Clone)]
+pub(crate) struct Built {
+    pub(crate) system: System,
+    pub(crate) compiled: Compiled,
+    pub(crate) state: Vec<f64>,
+    pub(crate) params: Vec<f64>,
+}
+
+impl Built {
+    /// Builds and compiles `assembly`'s equations, with the stage tapes `options`
+    /// solve with.
+    pub(crate) fn new(
+        assembly: &Assembly,
+        options: SolveOptions,
+        progress: &mut dyn FnMut(Phase),
+    ) -> Result<Built, Error> {
+        progress(Phase::Building);
+        let mut system = System::build(assembly)?;
+        progress(Phase::Compiling);
+        let mut compiled = system.compile()?;
+        tenon_solve::prepare(&mut system, &mut compiled, options)?;
+        Ok(Built {
+            state: system.initial_state(),
+            params: system.initial_parameters(),
+            system,
+            compiled,
+        })
+    }
+}
+
+/// Reads an assembly file without building it: `.asmt` by its extension, JSON v1
+/// otherwise. Errors name the file and the place in it.
+pub fn load(path: impl AsRef<Path>) -> Result<Assembly, Error> {
+    let path = path.as_ref();
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+        path: name.clone(),
+        message: e.to_string(),
+    })?;
+    let is_asmt = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("asmt"));
+    let assembly = if is_asmt {
+        tenon_model::read_asmt(&text, Some(&name))?
+    } else {
+        tenon_model::read_json(&text, Some(&name))?
+    };
+    Ok(assembly)
+}
+
+impl Mechanism {
+    /// Reads a file (see [`load`]) and builds it.
+    pub fn open(path: impl AsRef<Path>) -> Result<Mechanism, Error> {
+        Mechanism::new(load(path)?)
+    }
+
+    /// From JSON v1 text (`source` names it in errors).
+    pub fn from_json(text: &str, source: Option<&str>) -> Result<Mechanism, Error> {
+        Mechanism::new(tenon_model::read_json(text, source)?)
+    }
+
+    /// From `.asmt` text.
+    pub fn from_asmt(text: &str, source: Option<&str>) -> Result<Mechanism, Error> {
+        Mechanism::new(tenon_model::read_asmt(text, source)?)
+    }
+
+    /// From an assembly (read, or built in code: its builders validated every element).
+    /// Builds and compiles its equations once, with the stage tapes of the default
+    /// solve.
+    pub fn new(assembly: Assembly) -> Result<Mechanism, Error> {
+        Mechanism::new_with_progress(assembly, &mut |_| {})
+    }
+
+    /// [`new`](Self::new), telling `progress` each phase (for a progress display on
+    /// large assemblies).
+    pub fn new_with_progress(
+        assembly: Assembly,
+        progress: &mut dyn FnMut(Phase),
+    ) -> Result<Mechanism, Error> {
+        let options = SolveOptions::default();
+        let built = Built::new(&assembly, options, progress)?;
+        Ok(Mechanism {
+            assembly,
+            built,
+            options,
+            last: None,
+        })
+    }
+
+    fn problem(&self) -> Problem<'_> {
+        Problem {
+            system: &self.built.system,
+            compiled: &self.built.compiled,
+            assembly: &self.assembly,
+        }
+    }
+
+    /// The options every solve and drag uses.
+    pub fn options(&self) -> SolveOptions {
+        self.options
+    }
+
+    /// Changes the options (tolerance, iteration limit, dense/sparse threshold, staging).
+    pub fn set_options(&mut self, options: SolveOptions) {
+        self.options = options;
+    }
+
+    /// Compiles the stage tapes the current options solve with (once per kind).
+    fn prepare(&mut self) -> Result<(), Error> {
+        let Built {
+            system, compiled, ..
+        } = &mut self.built;
+        tenon_solve::prepare(system, compiled, self.options)?;
+        Ok(())
+    }
+
+    /// Assembles from the current state; the parts move as little as possible. A
+    /// solve that does not converge leaves the state as it was (the report says why).
+    pub fn solve(&mut self) -> Result<Report, Error> {
+        self.solve_with_progress(&mut |_| {})
+    }
+
+    /// [`solve`](Self::solve), telling `progress` what it does.
+    pub fn solve_with_progress(&mut self, progress: &mut dyn FnMut(Phase)) -> Result<Report, Error> {
+        self.prepare()?;
+        progress(Phase::Solving {
+            clusters: self.built.compiled.clusters().len(),
+        });
+        let mut state = self.built.state.clone();
+        let mut params = self.built.params.clone();
+        let raw = tenon_solve::solve(&self.problem(), &mut state, &mut params, self.options)?;
+        let report = Report::new(&self.built.system, &self.assembly, raw);
+        if report.converged {
+            self.built.state = state;
+            self.built.params = params;
+        }
+        self.last = Some(report.clone());
+        Ok(report)
+    }
+
+    /// Solves, then diagnoses at the result (or at the best point a failed solve
+    /// reached, kept for the diagnosis only: the state stays as it was): degrees of
+    /// freedom, redundant and conflicting joints, free motions. The solve's report is
+    /// [`report`](Self::report) afterwards.
+    pub fn diagnose(&mut self) -> Result<Diagnosis, Error> {
+        self.diagnose_with_progress(&mut |_| {})
+    }
+
+    /// [`diagnose`](Self::diagnose), telling `progress` what it does.
+    pub fn diagnose_with_progress(
+        &mut self,
+        progress: &mut dyn FnMut(Phase),
+    ) -> Result<Diagnosis, Error> {
+        self.prepare()?;
+        progress(Phase::Solving {
+            clusters: self.built.compiled.clusters().len(),
+        });
+        let mut state = self.built.state.clone();
+        let mut params = self.built.params.clone();
+        let raw = tenon_solve::solve(&self.problem(), &mut state, &mut params, self.options)?;
+        progress(Phase::Diagnosing);
+        let diagnosis =
+            tenon_solve::diagnose(&self.problem(), &state, &params, &raw, self.options)?;
+        let report = Report::new(&self.built.system, &self.assembly, raw);
+        if report.converged {
+            self.built.state = state;
+            self.built.params = params;
+        }
+        self.last = Some(report);
+        Ok(diagnosis)
+    }
+
+    /// Sets a parameter (parameters defined from it follow). Every element is checked
+    /// again with the new values, as at load (a radius that became 0, an axis that
+    /// became zero: an error naming the element, and nothing changes). No rebuild:
+    /// call [`solve`](Self::solve) to re-assemble.
+    pub fn set_parameter(&mut self, name: &str, value: f64) -> Result<(), Error> {
+        if self.assembly.parameters().iter().all(|p| p.name != name) {
+            return Err(Error::UnknownParameter(name.to_string()));
+        }
+        if !value.is_finite() {
+            return Err(Error::NotFinite {
+                what: format!("parameter '{name}'"),
+                value,
+            });
+        }
+        self.assembly.set_parameter(name, Scalar::Number(value))?;
+        let values = self.assembly.parameter_values();
+        for p in self.assembly.parameters() {
+            if let (Some(id), Some(v)) = (self.built.system.parameter(&p.name), values.get(&p.name)) {
+                self.built.params[id.index()] = v;
+            }
+        }
+        Ok(())
+    }
+
+    /// A parameter's current value.
+    pub fn parameter(&self, name: &str) -> Option<f64> {
+        let id = self.built.system.parameter(name)?;
+        self.built.params.get(id.index()).copied()
+    }
+
+    /// One drag step: moves part `part` toward `target` as far as the joints allow, the
+    /// rest following on its current branch.
+    pub fn drag(&mut self, part: &str, target: &Pose) -> Result<Report, Error> {
+        let index = self.free_index(part)?;
+        self.prepare()?;
+        let mut state = self.built.state.clone();
+        let mut params = self.built.params.clone();
+        let raw = tenon_solve::drag(
+            &self.problem(),
+            &mut state,
+            &mut params,
+            index,
+            target,
+            self.options,
+        )?;
+        let report = Report::new(&self.built.system, &self.assembly, raw);
+        if report.converged {
+            self.built.state = state;
+            self.built.params = params;
+        }
+        self.last = Some(report.clone());
+        Ok(report)
+    }
+
+    /// The index among the system's free parts of the part with id `part`.
+    pub(crate) fn free_index(&self, part: &str) -> Result<usize, Error> {
+        let key = self
+            .assembly
+            .part_by_id(part)
+            .ok_or_else(|| Error::UnknownPart(part.to_string()))?;
+        self.built
+            .system
+            .free_parts()
+            .iter()
+            .position(|f| f.part == key)
+            .ok_or_else(|| Error::GroundedPart(part.to_string()))
+    }
+
+    /// The current placement of a part (grounded parts included).
+    pub fn placement(&self, part: &str) -> Option<Pose> {
+        self.placement_of(self.assembly.part_by_id(part)?)
+    }
+
+    /// The current placement of a part, by key.
+    pub fn placement_of(&self, key: PartKey) -> Option<Pose> {
+        if let Some(fp) = self.built.system.free_parts().iter().find(|f| f.part == key) {
+            let v = fp.vars.map(|x| self.built.state[x.index()]);
+            return Some(Pose {
+                position: [v[0], v[1], v[2]],
+                quaternion: [v[3], v[4], v[5], v[6]],
+            });
+        }
+        self.assembly
+            .part(key)?
+            .placement
+            .numbers(self.assembly.parameter_values(), self.assembly.units())
+    }
+
+    /// The key of the part with this id.
+    pub fn part_key(&self, id: &str) -> Option<PartKey> {
+        self.assembly.part_by_id(id)
+    }
+
+    /// The key of the joint with this id.
+    pub fn joint_key(&self, id: &str) -> Option<JointKey> {
+        self.assembly.joint_by_id(id)
+    }
+
+    /// The id (as the file gives it) of a part.
+    pub fn part_id(&self, key: PartKey) -> Option<&str> {
+        self.assembly.part(key).map(|p| p.id.as_str())
+    }
+
+    /// The id (as the file gives it) of a joint.
+    pub fn joint_id(&self, key: JointKey) -> Option<&str> {
+        self.assembly.joint(key).map(|j| j.id.as_str())
+    }
+
+    /// The report of the last solve or drag.
+    pub fn report(&self) -> Option<&Report> {
+        self.last.as_ref()
+    }
+
+    /// The assembly as loaded or edited (placements as given, not solved).
+    pub fn model(&self) -> &Assembly {
+        &self.assembly
+    }
+
+    /// The assembly with every free part at its current placement (to write a file).
+    pub fn assembly(&self) -> Assembly {
+        let mut out = self.assembly.clone();
+        for fp in self.built.system.free_parts() {
+            if let Some(pose) = self.placement_of(fp.part) {
+                // A pose from the state is finite and its quaternion unit: accepted.
+                let _ = out.set_part_placement(
+                    fp.part,
+                    Placement::from_numbers(pose.position, pose.quaternion),
+                );
+            }
+        }
+        out
+    }
+
+    /// The assembly at its current placements as JSON v1 text.
+    pub fn to_json(&self) -> String {
+        tenon_model::write_json(&self.assembly())
+    }
+}

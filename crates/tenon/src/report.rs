@@ -1,0 +1,191 @@
+//! What a solve reports, in the client's terms: parts and joints by their keys (ids
+//! through [`Mechanism::part_id`](crate::Mechanism::part_id) and
+//! [`Mechanism::joint_id`](crate::Mechanism::joint_id)), never equation indices.
+
+use tenon_model::{Coordinate, JointKey, PartKey};
+use tenon_solve::{LimitReport, Status};
+use tenon_system::{Owner, System};
+
+/// How the assembly is held in space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grounding {
+    /// At least one part is grounded.
+    Explicit,
+    /// No part is grounded: this one (the first) was held in place.
+    FirstPart(PartKey),
+}
+
+/// What an equation comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Constraint {
+    /// A joint's own equations.
+    Joint(JointKey),
+    /// A joint's driving value (its `angle` or `distance` field).
+    Drive(JointKey, Coordinate),
+    /// A motion (time function) on this joint.
+    Motion(JointKey),
+}
+
+impl Constraint {
+    /// The joint it belongs to.
+    pub fn joint(self) -> JointKey {
+        match self {
+            Constraint::Joint(j) | Constraint::Drive(j, _) | Constraint::Motion(j) => j,
+        }
+    }
+}
+
+/// An equation that does not hold at the end of a solve.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Unsatisfied {
+    /// Where it comes from.
+    pub constraint: Constraint,
+    /// Its residual (model units or radians).
+    pub residual: f64,
+}
+
+/// What became of one cluster (parts that share equations, solved together).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterReport {
+    /// Its free parts, in file order.
+    pub parts: Vec<PartKey>,
+    /// The joints whose equations it holds, in file order.
+    pub joints: Vec<JointKey>,
+    /// Well-, under- or over-constrained, failed, or not analysed (too large for the
+    /// rank; `Mechanism::diagnose` analyses any size).
+    pub status: Status,
+    /// Degrees of freedom left, when the rank was taken.
+    pub dof: Option<usize>,
+    /// Newton iterations taken.
+    pub iterations: usize,
+    /// Largest residual at the end.
+    pub max_residual: f64,
+    /// Whether every equation holds within the tolerance.
+    pub converged: bool,
+    /// Joint limits active at the end, or violated.
+    pub limits: Vec<LimitReport>,
+    /// Stages it was solved in (1: whole).
+    pub stages: usize,
+}
+
+/// The report of a solve or a drag step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// Whether every equation holds within the tolerance.
+    pub converged: bool,
+    /// Largest residual over the equations the solve was asked to satisfy.
+    pub max_residual: f64,
+    /// Degrees of freedom left, when every cluster's rank was taken.
+    pub dof: Option<usize>,
+    /// Cluster by cluster.
+    pub clusters: Vec<ClusterReport>,
+    /// Equations that do not hold, largest residual first.
+    pub unsatisfied: Vec<Unsatisfied>,
+    /// Joints that ended on their mirror branch (an aligned axis reversed from the
+    /// start): never silent.
+    pub flipped: Vec<JointKey>,
+    /// How the assembly was held.
+    pub grounding: Grounding,
+}
+
+/// What equation `row` of `system` comes from.
+pub(crate) fn constraint_of(
+    system: &System,
+    assembly: &tenon_model::Assembly,
+    row: usize,
+) -> Option<Constraint> {
+    match system.equations().get(row)?.owner {
+        Owner::Joint(j) => Some(Constraint::Joint(j)),
+        Owner::Drive(j, c) => Some(Constraint::Drive(j, c)),
+        Owner::Motion(m) => assembly
+            .motions()
+            .get(m)
+            .map(|m| Constraint::Motion(m.joint)),
+    }
+}
+
+/// The one rule for a cluster's status after a solve.
+fn status(c: &tenon_solve::ClusterReport) -> Status {
+    match (c.converged, c.rank, c.dof) {
+        (false, _, _) => Status::Failed,
+        // Large clusters are solved sparse, without a rank.
+        (true, None, _) | (true, _, None) => Status::NotAnalysed,
+        (true, Some(rank), _) if rank < c.equations.len() => Status::OverConstrained,
+        (true, _, Some(0)) => Status::WellConstrained,
+        (true, _, Some(_)) => Status::UnderConstrained,
+    }
+}
+
+impl Report {
+    /// The solver's report, translated.
+    pub(crate) fn new(
+        system: &System,
+        assembly: &tenon_model::Assembly,
+        r: tenon_solve::SolveReport,
+    ) -> Report {
+        let clusters: Vec<ClusterReport> = r
+            .clusters
+            .into_iter()
+            .map(|c| {
+                let mut joints: Vec<JointKey> = Vec::new();
+                for &e in &c.equations {
+                    if let Some(j) = constraint_of(system, assembly, e).map(Constraint::joint) {
+                        if !joints.contains(&j) {
+                            joints.push(j);
+                        }
+                    }
+                }
+                ClusterReport {
+                    status: status(&c),
+                    parts: c.parts,
+                    joints,
+                    dof: c.dof,
+                    iterations: c.iterations,
+                    max_residual: c.max_residual,
+                    converged: c.converged,
+                    limits: c.limits,
+                    stages: c.stages,
+                }
+            })
+            .collect();
+        let unsatisfied = r
+            .unsatisfied
+            .iter()
+            .filter_map(|&(e, residual)| {
+                constraint_of(system, assembly, e).map(|constraint| Unsatisfied {
+                    constraint,
+                    residual,
+                })
+            })
+            .collect();
+        Report {
+            converged: r.converged,
+            max_residual: r.max_residual,
+            dof: clusters.iter().map(|c| c.dof).sum(),
+            clusters,
+            unsatisfied,
+            flipped: r.flipped,
+            grounding: match system.grounding() {
+                tenon_system::Grounding::Explicit => Grounding::Explicit,
+                tenon_system::Grounding::FirstPart(p) => Grounding::FirstPart(p),
+            },
+        }
+    }
+}
+
+/// A step of a long build or solve, for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Phase {
+    /// Turning joints into equations.
+    Building,
+    /// Compiling the equations into tapes.
+    Compiling,
+    /// Solving this many clusters.
+    Solving {
+        /// How many.
+        clusters: usize,
+    },
+    /// Diagnosing (rank, redundant and conflicting joints, free motions).
+    Diagnosing,
+}
