@@ -42,8 +42,8 @@ pub(crate) fn run(file: &Path, as_json: bool) -> Result<(), Failure> {
         diagnosis: &diagnosis,
     };
     let text = if as_json {
-        let mut t = serde_json::to_string_pretty(&report_json(&shown, &checked))
-            .unwrap_or_default();
+        let mut t =
+            serde_json::to_string_pretty(&report_json(&shown, &checked)).unwrap_or_default();
         t.push('\n');
         t
     } else {

@@ -117,8 +117,7 @@ pub(crate) fn run(
     progress.done();
     let shown = mechanism.assembly();
     let text = if as_json {
-        let mut t =
-            serde_json::to_string_pretty(&report_json(&shown, &report)).unwrap_or_default();
+        let mut t = serde_json::to_string_pretty(&report_json(&shown, &report)).unwrap_or_default();
         t.push('\n');
         t
     } else {

@@ -494,7 +494,9 @@ impl<'a> Reader<'_, 'a> {
                 forces.springs.push(self.spring(f, &assembly)?);
             }
         }
-        let forces_line = self.child(root, "ForceTorques").map_or(self.line(root), |f| self.line(f));
+        let forces_line = self
+            .child(root, "ForceTorques")
+            .map_or(self.line(root), |f| self.line(f));
         assembly
             .set_forces(forces)
             .map_err(|e| ModelError::at_line(forces_line, e.message()))?;

@@ -293,10 +293,11 @@ impl Assembly {
     /// new values (a radius that became 0, an axis that became zero, a negative mass):
     /// else the error names the parameter or the element, and nothing changes.
     pub fn set_parameters(&mut self, parameters: Vec<Parameter>) -> Result<(), ModelError> {
-        let values = ParameterValues::new(&parameters, self.units.angle).map_err(|(k, message)| {
-            let name = parameters.get(k).map_or("?", |p| p.name.as_str());
-            ModelError::new(Place::Element(format!("parameter '{name}'")), message)
-        })?;
+        let values =
+            ParameterValues::new(&parameters, self.units.angle).map_err(|(k, message)| {
+                let name = parameters.get(k).map_or("?", |p| p.name.as_str());
+                ModelError::new(Place::Element(format!("parameter '{name}'")), message)
+            })?;
         let old_values = std::mem::replace(&mut self.values, values);
         if let Err(e) = self.check_all() {
             self.values = old_values;
@@ -310,12 +311,15 @@ impl Assembly {
     /// [`set_parameters`](Self::set_parameters)).
     pub fn set_parameter(&mut self, name: &str, value: Scalar) -> Result<(), ModelError> {
         let mut parameters = self.parameters.clone();
-        let p = parameters.iter_mut().find(|p| p.name == name).ok_or_else(|| {
-            ModelError::new(
-                Place::Element(format!("parameter '{name}'")),
-                format!("no parameter '{name}'"),
-            )
-        })?;
+        let p = parameters
+            .iter_mut()
+            .find(|p| p.name == name)
+            .ok_or_else(|| {
+                ModelError::new(
+                    Place::Element(format!("parameter '{name}'")),
+                    format!("no parameter '{name}'"),
+                )
+            })?;
         p.value = value;
         self.set_parameters(parameters)
     }
@@ -420,7 +424,8 @@ impl Assembly {
     /// Adds a motion; the joint must have a free coordinate of that kind, and the value
     /// must evaluate at t = 0.
     pub fn add_motion(&mut self, motion: Motion) -> Result<(), ModelError> {
-        self.add_motion_checked(motion).map_err(|(element, e)| element_error(element, e))
+        self.add_motion_checked(motion)
+            .map_err(|(element, e)| element_error(element, e))
     }
 
     /// [`add_motion`](Self::add_motion), the element named beside the problem.
@@ -537,8 +542,15 @@ impl Assembly {
     }
 
     /// Suppresses a joint (kept, left out of the solve) or brings it back.
-    pub fn set_joint_suppressed(&mut self, key: JointKey, suppressed: bool) -> Result<(), ModelError> {
-        let j = self.joints.get_mut(key).ok_or_else(|| unknown_key("joint"))?;
+    pub fn set_joint_suppressed(
+        &mut self,
+        key: JointKey,
+        suppressed: bool,
+    ) -> Result<(), ModelError> {
+        let j = self
+            .joints
+            .get_mut(key)
+            .ok_or_else(|| unknown_key("joint"))?;
         j.suppressed = suppressed;
         Ok(())
     }
@@ -572,7 +584,10 @@ impl Assembly {
 
     /// Removes a joint, and the motions that drive it. Returns the joint.
     pub fn remove_joint(&mut self, key: JointKey) -> Result<Joint, ModelError> {
-        let joint = self.joints.remove(key).ok_or_else(|| unknown_key("joint"))?;
+        let joint = self
+            .joints
+            .remove(key)
+            .ok_or_else(|| unknown_key("joint"))?;
         self.joint_order.retain(|&k| k != key);
         self.joint_by_id.remove(&joint.id);
         self.motions.retain(|m| m.joint != key);

@@ -50,7 +50,7 @@ pub use assembly::{
 };
 pub use error::{ModelError, Place};
 pub use joint::{
-    CamProfile, Field, FieldUse, Joint, JointType, Limits, MarkerRef, MarkerSpec, Rule,
+    CamProfile, Field, FieldUse, Joint, JointType, Limits, MarkerRef, MarkerSpec, Range, Rule,
     MAX_PROFILE_POINTS,
 };
 pub use json::{read_json, write_json, FORMAT_NAME, FORMAT_VERSION};

@@ -254,7 +254,10 @@ pub(crate) fn joint(j: &Joint, n: Numbers<'_>) -> Checked {
         }
     }
     if j.i.part == j.j.part {
-        return Err(Invalid::new("j.part", "the joint connects a part to itself"));
+        return Err(Invalid::new(
+            "j.part",
+            "the joint connects a part to itself",
+        ));
     }
     for field in Field::ALL {
         match (ty.field_use(field), j.field(field)) {

@@ -22,10 +22,12 @@ pub fn walk(text: &str, from_frame_1: bool) -> Option<(f64, f64, usize, String)>
         for (key, id) in keys {
             if let Some((_, poses)) = series.parts.iter().find(|(n, _)| *n == id) {
                 if let Some(p) = poses.get(1) {
-                    assembly.set_part_placement(
-                        key,
-                        tenon_model::Placement::from_numbers(p.position, p.quaternion),
-                    );
+                    assembly
+                        .set_part_placement(
+                            key,
+                            tenon_model::Placement::from_numbers(p.position, p.quaternion),
+                        )
+                        .unwrap();
                 }
             }
         }

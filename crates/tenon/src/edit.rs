@@ -42,7 +42,11 @@ impl Mechanism {
             .copied();
         match free {
             Some(fp) => {
-                let finite = pose.position.iter().chain(&pose.quaternion).all(|x| x.is_finite());
+                let finite = pose
+                    .position
+                    .iter()
+                    .chain(&pose.quaternion)
+                    .all(|x| x.is_finite());
                 let n = pose.quaternion.iter().map(|c| c * c).sum::<f64>().sqrt();
                 if !finite || n < 1e-12 {
                     return Err(Error::NotFinite {
@@ -81,7 +85,12 @@ impl Mechanism {
     }
 
     /// Adds a marker to a part.
-    pub fn add_marker(&mut self, part: &str, name: &str, placement: Placement) -> Result<(), Error> {
+    pub fn add_marker(
+        &mut self,
+        part: &str,
+        name: &str,
+        placement: Placement,
+    ) -> Result<(), Error> {
         let key = self
             .assembly
             .part_by_id(part)

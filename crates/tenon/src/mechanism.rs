@@ -147,7 +147,10 @@ impl Mechanism {
     }
 
     /// [`solve`](Self::solve), telling `progress` what it does.
-    pub fn solve_with_progress(&mut self, progress: &mut dyn FnMut(Phase)) -> Result<Report, Error> {
+    pub fn solve_with_progress(
+        &mut self,
+        progress: &mut dyn FnMut(Phase),
+    ) -> Result<Report, Error> {
         self.prepare()?;
         progress(Phase::Solving {
             clusters: self.built.compiled.clusters().len(),
@@ -213,7 +216,8 @@ impl Mechanism {
         self.assembly.set_parameter(name, Scalar::Number(value))?;
         let values = self.assembly.parameter_values();
         for p in self.assembly.parameters() {
-            if let (Some(id), Some(v)) = (self.built.system.parameter(&p.name), values.get(&p.name)) {
+            if let (Some(id), Some(v)) = (self.built.system.parameter(&p.name), values.get(&p.name))
+            {
                 self.built.params[id.index()] = v;
             }
         }
@@ -271,7 +275,13 @@ impl Mechanism {
 
     /// The current placement of a part, by key.
     pub fn placement_of(&self, key: PartKey) -> Option<Pose> {
-        if let Some(fp) = self.built.system.free_parts().iter().find(|f| f.part == key) {
+        if let Some(fp) = self
+            .built
+            .system
+            .free_parts()
+            .iter()
+            .find(|f| f.part == key)
+        {
             let v = fp.vars.map(|x| self.built.state[x.index()]);
             return Some(Pose {
                 position: [v[0], v[1], v[2]],

@@ -13,7 +13,9 @@ use crate::assembly::{Assembly, Coordinate, Forces, Load, Mass, Motion, Part, Si
 use crate::error::{ModelError, Place};
 use crate::joint::{CamProfile, Field, Joint, JointType, Limits, MarkerRef, MarkerSpec, Range};
 use crate::placement::{Placement, Rotation};
-use crate::scalar::{AngleUnit, LengthUnit, MassUnit, Parameter, ParameterValues, Scalar, TimeUnit, Units};
+use crate::scalar::{
+    AngleUnit, LengthUnit, MassUnit, Parameter, ParameterValues, Scalar, TimeUnit, Units,
+};
 use crate::validate::Invalid;
 
 /// The problem an `Assembly` builder found, placed below `path`.
@@ -189,7 +191,6 @@ fn scalar_syntax(v: &Value, path: &str) -> Result<Scalar> {
     }
 }
 
-
 fn vector<const N: usize>(v: &Value, path: &str) -> Result<[Scalar; N]> {
     let items = array(v, path)?;
     if items.len() != N {
@@ -233,41 +234,42 @@ fn rotation(v: &Value, path: &str) -> Result<Rotation> {
         .copied()
         .filter(|k| o.map.contains_key(*k))
         .collect();
-    let rotation = match given.as_slice() {
-        ["quaternion"] => Rotation::Quaternion(vector::<4>(o.req("quaternion")?, &o.at("quaternion"))?),
-        ["axis"] => {
-            let axis = vector::<3>(o.req("axis")?, &o.at("axis"))?;
-            let angle = scalar_syntax(o.req("angle")?, &o.at("angle"))?;
-            Rotation::AxisAngle { axis, angle }
-        }
-        ["matrix"] => {
-            let rows = array(o.req("matrix")?, &o.at("matrix"))?;
-            if rows.len() != 3 {
-                return Err(ModelError::at_path(
-                    o.at("matrix"),
-                    format!("expected 3 rows, found {}", rows.len()),
-                ));
+    let rotation =
+        match given.as_slice() {
+            ["quaternion"] => {
+                Rotation::Quaternion(vector::<4>(o.req("quaternion")?, &o.at("quaternion"))?)
             }
-            let mut m: [[Scalar; 3]; 3] =
-                std::array::from_fn(|_| std::array::from_fn(|_| Scalar::Number(0.0)));
-            for (k, (row, v)) in m.iter_mut().zip(rows).enumerate() {
-                *row = vector::<3>(v, &format!("{}[{k}]", o.at("matrix")))?;
+            ["axis"] => {
+                let axis = vector::<3>(o.req("axis")?, &o.at("axis"))?;
+                let angle = scalar_syntax(o.req("angle")?, &o.at("angle"))?;
+                Rotation::AxisAngle { axis, angle }
             }
-            Rotation::Matrix(m)
-        }
-        [] => {
-            return Err(ModelError::at_path(
+            ["matrix"] => {
+                let rows = array(o.req("matrix")?, &o.at("matrix"))?;
+                if rows.len() != 3 {
+                    return Err(ModelError::at_path(
+                        o.at("matrix"),
+                        format!("expected 3 rows, found {}", rows.len()),
+                    ));
+                }
+                let mut m: [[Scalar; 3]; 3] =
+                    std::array::from_fn(|_| std::array::from_fn(|_| Scalar::Number(0.0)));
+                for (k, (row, v)) in m.iter_mut().zip(rows).enumerate() {
+                    *row = vector::<3>(v, &format!("{}[{k}]", o.at("matrix")))?;
+                }
+                Rotation::Matrix(m)
+            }
+            [] => return Err(ModelError::at_path(
                 path,
                 "a rotation needs one of \"quaternion\", \"axis\" with \"angle\", or \"matrix\"",
-            ))
-        }
-        _ => {
-            return Err(ModelError::at_path(
-                path,
-                format!("a rotation takes one form, found {}", given.join(" and ")),
-            ))
-        }
-    };
+            )),
+            _ => {
+                return Err(ModelError::at_path(
+                    path,
+                    format!("a rotation takes one form, found {}", given.join(" and ")),
+                ))
+            }
+        };
     o.finish()?;
     Ok(rotation)
 }
@@ -399,7 +401,11 @@ fn read_joint(v: &Value, path: &str, assembly: &Assembly) -> Result<Joint> {
     let mut profile = None;
     let mut profile_i = None;
     for (key, p) in profiles {
-        let takes_j = if joint_type.takes_profile_i() { "profile_j" } else { "profile" };
+        let takes_j = if joint_type.takes_profile_i() {
+            "profile_j"
+        } else {
+            "profile"
+        };
         let fits = (key == takes_j && joint_type.takes_profile())
             || (key == "profile_i" && joint_type.takes_profile_i());
         if !fits {

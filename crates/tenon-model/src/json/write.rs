@@ -2,9 +2,9 @@
 
 use serde_json::{json, Map, Value};
 
+use super::{FORMAT_NAME, FORMAT_VERSION};
 use crate::assembly::{Assembly, Coordinate, Part};
 use crate::joint::{CamProfile, Joint, MarkerRef, MarkerSpec};
-use super::{FORMAT_NAME, FORMAT_VERSION};
 use crate::placement::{Placement, Rotation};
 use crate::scalar::{unit_name, AngleUnit, LengthUnit, MassUnit, Scalar, TimeUnit};
 
