@@ -8,19 +8,18 @@ fn tenon() -> Command {
     Command::new(env!("CARGO_BIN_EXE_tenon"))
 }
 
-fn corpus(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/external/ondsel-asmt")
-        .join(name)
+/// The project's own `.asmt` fixture (a crank-slider written by hand).
+fn own_asmt() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/asmt/crank-slider.asmt")
 }
 
 #[test]
 fn converts_asmt_to_json_that_reads_back() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("piston.json");
+    let out = dir.path().join("crank-slider.json");
     let status = tenon()
         .arg("convert")
-        .arg(corpus("piston.asmt"))
+        .arg(own_asmt())
         .arg(&out)
         .status()
         .unwrap();
@@ -29,7 +28,7 @@ fn converts_asmt_to_json_that_reads_back() {
     assert_eq!(
         text.matches("\"type\":").count(),
         4,
-        "the piston's four joints"
+        "the crank-slider's four joints"
     );
     // Converting the JSON again gives the same file.
     let out2 = dir.path().join("again.json");
@@ -79,9 +78,11 @@ fn bad_input_exits_2_and_names_the_file_and_place() {
     assert_eq!(usage.status.code(), Some(2));
 
     // An .asmt file with a joint kind Tenon does not read.
-    let text = std::fs::read_to_string(corpus("camfollower.asmt"))
-        .unwrap()
-        .replacen("CurveCurveContact", "SurfaceSurfaceContact", 1);
+    let text = std::fs::read_to_string(own_asmt()).unwrap().replacen(
+        "TranslationalJoint",
+        "SurfaceSurfaceContact",
+        1,
+    );
     let bad = dir.path().join("bad.asmt");
     std::fs::write(&bad, text).unwrap();
     let asmt = tenon().arg("convert").arg(&bad).arg(&out).output().unwrap();
@@ -102,7 +103,7 @@ fn a_failed_write_leaves_no_partial_file() {
     std::fs::write(target.join("keep.txt"), "kept").unwrap();
     let o = tenon()
         .arg("convert")
-        .arg(corpus("piston.asmt"))
+        .arg(own_asmt())
         .arg(&target)
         .output()
         .unwrap();

@@ -45,7 +45,10 @@ fn counts(text: &str) -> (usize, usize, usize) {
 
 #[test]
 fn every_corpus_file_loads_with_the_counts_of_the_file() {
-    let files = common::files("../../../shared/external/ondsel-asmt", "asmt");
+    let files = common::corpus("every_corpus_file_loads_with_the_counts_of_the_file");
+    if files.is_empty() {
+        return;
+    }
     assert_eq!(files.len(), 37, "the corpus has 37 files");
     let mut loaded = 0;
     for (name, text) in &files {
@@ -74,10 +77,9 @@ fn every_corpus_file_loads_with_the_counts_of_the_file() {
 
 #[test]
 fn crlf_and_lf_load_alike() {
-    for (name, text) in common::files("../../../shared/external/ondsel-asmt", "asmt")
-        .iter()
-        .take(6)
-    {
+    let mut files = vec![("crank-slider.asmt".to_string(), common::own_asmt())];
+    files.extend(common::corpus("crlf_and_lf_load_alike").into_iter().take(6));
+    for (name, text) in &files {
         let lf = text.replace("\r\n", "\n");
         let crlf = lf.replace('\n', "\r\n");
         match (read_asmt(&lf, None), read_asmt(&crlf, None)) {
@@ -91,7 +93,11 @@ fn crlf_and_lf_load_alike() {
 #[test]
 fn time_series_hold_a_pose_per_frame() {
     let (mut with_series, mut with_frames) = (0, 0);
-    for (name, text) in common::files("../../../shared/external/ondsel-asmt", "asmt") {
+    let files = common::corpus("time_series_hold_a_pose_per_frame");
+    if files.is_empty() {
+        return;
+    }
+    for (name, text) in files {
         let Some(series) = read_asmt_time_series(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
         else {
             continue;
@@ -113,15 +119,19 @@ fn time_series_hold_a_pose_per_frame() {
 }
 
 #[test]
-fn the_piston_maps_joints_motion_and_gravity() {
-    let text = common::files("../../../shared/external/ondsel-asmt", "asmt")
-        .into_iter()
-        .find(|(n, _)| n == "piston.asmt")
-        .unwrap()
-        .1;
-    let a = read_asmt(&text, None).unwrap();
+fn a_crank_slider_maps_joints_motion_and_gravity() {
+    let a = read_asmt(&common::own_asmt(), None).unwrap();
     let kinds: Vec<&str> = a.joints().map(|(_, j)| j.joint_type.name()).collect();
-    assert_eq!(kinds, ["revolute", "revolute", "revolute", "cylindrical"]);
+    assert_eq!(kinds, ["revolute", "revolute", "revolute", "slider"]);
+    let parts: Vec<&str> = a.parts().map(|(_, p)| p.id.as_str()).collect();
+    assert_eq!(parts, ["Assembly1", "Part1", "Part2", "Part3"]);
+    let crank = a.part(a.part_by_id("Part1").unwrap()).unwrap();
+    let mass = crank.mass.as_ref().unwrap();
+    assert_eq!(mass.mass, tenon_model::Scalar::Number(2.0));
+    assert_eq!(
+        a.simulation().unwrap().end,
+        tenon_model::Scalar::Number(1.0)
+    );
     let motion = &a.motions()[0];
     // OndselSolver turns marker J from I; the spec turns i from j: the sign flips.
     assert_eq!(
@@ -136,57 +146,52 @@ fn the_piston_maps_joints_motion_and_gravity() {
 /// Malformed .asmt texts: each error names the line.
 #[test]
 fn malformed_asmt_names_the_line() {
-    let piston = common::files("../../../shared/external/ondsel-asmt", "asmt")
-        .into_iter()
-        .find(|(n, _)| n == "piston.asmt")
-        .unwrap()
-        .1
-        .replace("\r\n", "\n");
-    let line_of = |needle: &str| piston.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let own = common::own_asmt();
+    let line_of = |needle: &str| own.lines().position(|l| l.contains(needle)).unwrap() + 1;
     let cases: Vec<(String, usize, &str)> = vec![
         ("hello".into(), 1, "no 'Assembly' item"),
         (
-            piston.replacen("\t\tPart\n", "\t\tPort\n", 1),
+            own.replacen("\t\tPart\n", "\t\tPort\n", 1),
             line_of("\t\tPart"),
             "'Port' in 'Parts' is not understood",
         ),
         (
-            piston.replacen("RevoluteJoint", "HingeJoint", 1),
+            own.replacen("RevoluteJoint", "HingeJoint", 1),
             line_of("RevoluteJoint"),
             "'HingeJoint' is not a joint kind",
         ),
         (
-            piston.replacen("/Assembly1/Part1/Marker1", "/Assembly1/Part9/Marker1", 1),
+            own.replacen("/Assembly1/Part1/Marker1", "/Assembly1/Part9/Marker1", 1),
             line_of("/Assembly1/Part1/Marker1"),
             "no part 'Part9'",
         ),
         (
-            piston.replacen("/Assembly1/Part1/Marker1", "/Assembly1/Part1/Marker7", 1),
+            own.replacen("/Assembly1/Part1/Marker1", "/Assembly1/Part1/Marker7", 1),
             line_of("/Assembly1/Part1/Marker1"),
             "part 'Part1' has no marker 'Marker7'",
         ),
         (
-            piston.replacen("\t\t\t\t\t2.0d*pi*time", "\t\t\t\t\t2.0d*pi*", 1),
+            own.replacen("\t\t\t\t\t2.0d*pi*time", "\t\t\t\t\t2.0d*pi*", 1),
             line_of("RotationalMotion"),
             "'RotationZ' formula '2.0d*pi*'",
         ),
         (
-            piston.replacen("\t\t\t\t\t2.0d*pi*time", "\t\t\t\t\t2.0d*dpi*time", 1),
+            own.replacen("\t\t\t\t\t2.0d*pi*time", "\t\t\t\t\t2.0d*dpi*time", 1),
             line_of("RotationalMotion"),
             "'RotationZ' formula '2.0d*dpi*time': '2.0*dpi*t': at character 5: unknown name 'dpi'",
         ),
         (
-            piston.replacen("/Assembly1/Joint1\n", "/Assembly1/Joint9\n", 1),
+            own.replacen("/Assembly1/Joint1\n", "/Assembly1/Joint9\n", 1),
             line_of("/Assembly1/Joint1"),
             "no joint '/Assembly1/Joint9'",
         ),
         (
-            piston.replacen("\tParts\n", "\tParts\n\t\t\t\tStray\n", 1),
+            own.replacen("\tParts\n", "\tParts\n\t\t\t\tStray\n", 1),
             line_of("\tParts") + 1,
             "indented 3 tabs deeper",
         ),
         (
-            piston.replacen(
+            own.replacen(
                 "\tConstantGravity\n\t\t0.0 \t-9.81 \t0.0 ",
                 "\tConstantGravity\n\t\t0.0 \t-9.81 ",
                 1,
@@ -195,17 +200,17 @@ fn malformed_asmt_names_the_line() {
             "expected 3 numbers, found 2",
         ),
         (
-            piston.replacen("\t\tJoints\n", "\t\tJoints\n\t\t\tBogus\n", 1),
+            own.replacen("\t\tJoints\n", "\t\tJoints\n\t\t\tBogus\n", 1),
             line_of("\t\tJoints") + 1,
             "'Bogus' is not a joint kind",
         ),
         (
-            piston.replacen("\tKinematicIJs\n", "\tKinematicIJs\n\t\tSomething\n", 1),
+            own.replacen("\tKinematicIJs\n", "\tKinematicIJs\n\t\tSomething\n", 1),
             line_of("KinematicIJs") + 1,
             "'Something' under 'KinematicIJs' is not supported yet",
         ),
         (
-            piston.replacen(
+            own.replacen(
                 "\tSimulationParameters\n",
                 "\tSimulationParameters\n\t\tspeed\n\t\t\t2\n",
                 1,
@@ -232,18 +237,16 @@ fn malformed_asmt_names_the_line() {
     }
 }
 
-fn camfollower() -> String {
-    common::files("../../../shared/external/ondsel-asmt", "asmt")
-        .into_iter()
-        .find(|(n, _)| n == "camfollower.asmt")
-        .unwrap()
-        .1
-        .replace("\r\n", "\n")
+fn camfollower(test: &str) -> Option<String> {
+    common::corpus_file(test, "camfollower.asmt")
 }
 
 #[test]
 fn a_curve_contact_reads_both_curves() {
-    let a = read_asmt(&camfollower(), None).unwrap();
+    let Some(text) = camfollower("a_curve_contact_reads_both_curves") else {
+        return;
+    };
+    let a = read_asmt(&text, None).unwrap();
     let (_, contact) = a.joints().find(|(_, j)| j.id == "Joint3").unwrap();
     assert_eq!(contact.joint_type, tenon_model::JointType::CurveContact);
     // The ellipse (17 data points, the last closing) and the beam (35).
@@ -269,7 +272,9 @@ fn a_curve_contact_reads_both_curves() {
 /// Malformed curves: each error names the line.
 #[test]
 fn malformed_curves_name_the_line() {
-    let text = camfollower();
+    let Some(text) = camfollower("malformed_curves_name_the_line") else {
+        return;
+    };
     let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
     let first = |prefix: &str| {
         text.lines()
@@ -337,6 +342,15 @@ fn malformed_curves_name_the_line() {
     }
 }
 
+thread_local! {
+    /// A few corpus files to mutate besides the project's own, when the corpus is there.
+    static CORPUS_SAMPLES: Vec<String> = common::corpus("random_and_mutated_asmt_never_panic")
+        .into_iter()
+        .filter(|(n, _)| ["piston.asmt", "rackscrew.asmt", "limits.asmt"].contains(&n.as_str()))
+        .map(|(_, t)| t)
+        .collect();
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 500, ..Default::default() })]
 
@@ -348,8 +362,13 @@ proptest::proptest! {
     ) {
         let _ = read_asmt(&noise, None);
         let _ = read_asmt_time_series(&noise);
-        for name in ["piston.asmt", "rackscrew.asmt", "limits.asmt"] {
-            let text = common::files("../../../shared/external/ondsel-asmt", "asmt").into_iter().find(|(n, _)| n == name).unwrap().1;
+        let mut texts = vec![common::own_asmt()];
+        texts.extend(
+            CORPUS_SAMPLES
+                .with(|c| c.clone())
+                .into_iter(),
+        );
+        for text in texts {
             let broken = common::mutate(&text, &cuts);
             let _ = read_asmt_time_series(&broken);
             if let Ok(a) = read_asmt(&broken, None) {

@@ -15,8 +15,17 @@ const CONFLICTING: [&str; 4] = [
 
 #[test]
 fn every_corpus_file_without_conflicts_solves_from_its_loaded_pose() {
+    use std::io::Write;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/external/ondsel-asmt");
+    if !dir.is_dir() {
+        // A bare clone: say so past the harness's capture.
+        let _ = writeln!(
+            std::io::stderr(),
+            "corpus: 0 external corpus files covered (../shared/external is not beside the project)"
+        );
+        return;
+    }
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -24,6 +33,11 @@ fn every_corpus_file_without_conflicts_solves_from_its_loaded_pose() {
         .collect();
     paths.sort();
     assert_eq!(paths.len(), 37);
+    let _ = writeln!(
+        std::io::stderr(),
+        "corpus: {} external corpus files covered",
+        paths.len()
+    );
     let mut solved = 0;
     for path in &paths {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
