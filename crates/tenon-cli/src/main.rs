@@ -30,7 +30,7 @@ enum Command {
         /// Set a parameter before solving (repeatable).
         #[arg(long = "set", value_name = "NAME=NUMBER")]
         set: Vec<String>,
-        /// Write the solved assembly (JSON v1) here.
+        /// Write the solved assembly (JSON v1) here; `-` for standard output.
         #[arg(short = 'o', value_name = "OUT.json")]
         output: Option<PathBuf>,
         /// Print the report as JSON.
@@ -50,7 +50,7 @@ enum Command {
     Convert {
         /// Input file (.asmt or .json).
         input: PathBuf,
-        /// Output file (JSON v1).
+        /// Output file (JSON v1); `-` for standard output.
         output: PathBuf,
     },
 }
@@ -108,7 +108,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let assembly = tenon::load(&input).map_err(|e| bad_input(anyhow!(e)))?;
             write_atomically(&output, tenon::write_json(&assembly).as_bytes())
                 .map_err(bad_input)?;
-            // Said on stderr, so `-o -`-style piping of reports stays clean.
+            // Said on stderr, so piping the JSON (`-`) stays clean.
+            if output.as_os_str() == "-" {
+                return Ok(());
+            }
             let _ = writeln!(
                 std::io::stderr(),
                 "{}: wrote {} ({} parts, {} joints)",
@@ -122,8 +125,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename.
+/// Writes `bytes` to `path` through a temporary file in the same folder and a rename;
+/// `-` is standard output.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    if path.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        // A reader that closed the pipe early is no error worth a status.
+        let _ = out.write_all(bytes).and_then(|()| out.flush());
+        return Ok(());
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
