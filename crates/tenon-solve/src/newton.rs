@@ -79,20 +79,25 @@ pub(crate) fn solve_rows(
     };
     let weight = local_weights(cluster, weights);
     let mut room = Room::new(cluster, &local);
-    let report = solve_piece(
-        cluster,
+    let mut work = Work {
         scratch,
-        &mut local,
-        &mut params,
-        &mut out,
-        &piece,
-        &weight,
+        local: &mut local,
+        params: &mut params,
+        room: &mut room,
+        weight: &weight,
         options,
+    };
+    let report = solve_piece(
+        Equations {
+            tape: cluster,
+            out: &mut out,
+        },
+        &piece,
         Run {
             evaluated: true,
             rank: false,
         },
-        &mut room,
+        &mut work,
     )?;
     Ok((
         local,
@@ -193,32 +198,21 @@ pub(crate) fn solve_cluster(
                 cols.sort_unstable();
                 cols == piece.cols
             });
+        let mut work = Work {
+            scratch,
+            local: &mut local,
+            params: &mut params,
+            room: &mut room,
+            weight: &weight,
+            options,
+        };
+        let equations = Equations {
+            tape: cluster,
+            out: &mut out,
+        };
         let report = match stages {
-            Some(stages) => solve_staged(
-                cluster,
-                scratch,
-                &mut local,
-                &mut params,
-                &mut out,
-                piece,
-                stages,
-                &weight,
-                options,
-                run,
-                &mut room,
-            )?,
-            None => solve_piece(
-                cluster,
-                scratch,
-                &mut local,
-                &mut params,
-                &mut out,
-                piece,
-                &weight,
-                options,
-                run,
-                &mut room,
-            )?,
+            Some(stages) => solve_staged(equations, piece, stages, run, &mut work)?,
+            None => solve_piece(equations, piece, run, &mut work)?,
         };
         let staged = stages.map_or(1, |s| s.len());
         let parts = piece
@@ -360,25 +354,37 @@ struct Run {
     rank: bool,
 }
 
+/// What every piece solve of a cluster shares: the thread's scratch, the cluster's
+/// local state and parameters (moved in place), its room, its column weights and the
+/// options. Whose equations are solved (the cluster's tape or a stage's) and into which
+/// output are passed beside it.
+struct Work<'w, 'p> {
+    scratch: &'w mut Scratch,
+    local: &'w mut [f64],
+    params: &'w mut Cow<'p, [f64]>,
+    room: &'w mut Room,
+    weight: &'w [f64],
+    options: SolveOptions,
+}
+
+/// Equations to solve: a tape and the output its evaluations go to.
+struct Equations<'t> {
+    tape: &'t ClusterTape,
+    out: &'t mut ClusterOutput,
+}
+
 /// Solves a piece stage by stage, each stage with its own tape (see
 /// [`crate::blocks`]); when a stage after the first cannot hold, the piece is solved
 /// whole again from its start. The rank and residuals reported are the whole piece's,
 /// from one evaluation of the cluster at the end.
-#[allow(clippy::too_many_arguments)]
 fn solve_staged(
-    cluster: &ClusterTape,
-    scratch: &mut Scratch,
-    local: &mut [f64],
-    params: &mut Cow<'_, [f64]>,
-    out: &mut tenon_system::ClusterOutput,
+    whole: Equations<'_>,
     piece: &Part,
     stages: &[StageTape],
-    weight: &[f64],
-    options: SolveOptions,
     run: Run,
-    room: &mut Room,
+    work: &mut Work<'_, '_>,
 ) -> Result<PieceReport, SolveError> {
-    let start = (local.to_vec(), params.clone());
+    let start = (work.local.to_vec(), work.params.clone());
     let mut iterations = 0;
     for (k, stage) in stages.iter().enumerate() {
         let tape = stage.tape();
@@ -392,38 +398,30 @@ fn solve_staged(
             evaluated: false,
             rank: false,
         };
-        let report = solve_piece(
+        let equations = Equations {
             tape,
-            scratch,
-            local,
-            params,
-            &mut stage_out,
-            &part,
-            weight,
-            options,
-            stage_run,
-            room,
-        )?;
+            out: &mut stage_out,
+        };
+        let report = solve_piece(equations, &part, stage_run, work)?;
         iterations += report.iterations;
-        if k > 0 && report.residual > options.tolerance {
-            local.copy_from_slice(&start.0);
-            *params = start.1;
+        if k > 0 && report.residual > work.options.tolerance {
+            work.local.copy_from_slice(&start.0);
+            *work.params = start.1;
             let whole_run = Run {
                 evaluated: false,
                 rank: run.rank,
             };
-            room.resync(local);
-            let whole = solve_piece(
-                cluster, scratch, local, params, out, piece, weight, options, whole_run, room,
-            )?;
+            work.room.resync(work.local);
+            let again = solve_piece(whole, piece, whole_run, work)?;
             return Ok(PieceReport {
-                iterations: iterations + whole.iterations,
+                iterations: iterations + again.iterations,
                 whole_again: true,
-                ..whole
+                ..again
             });
         }
     }
-    cluster.evaluate(scratch, local, params, out)?;
+    let Equations { tape: cluster, out } = whole;
+    cluster.evaluate(work.scratch, work.local, work.params, out)?;
     let residuals = final_residuals(piece, out);
     let residual = residuals.iter().fold(0.0f64, |m, &(_, v)| m.max(v.abs()));
     let rank = if run.rank {
@@ -431,8 +429,15 @@ fn solve_staged(
         for (k, &c) in piece.cols.iter().enumerate() {
             col_of[c] = k;
         }
-        let piece_weight: Vec<f64> = piece.cols.iter().map(|&c| weight[c]).collect();
-        equation_rank(cluster, local, out, piece, &col_of, &piece_weight, options)?
+        let piece_weight: Vec<f64> = piece.cols.iter().map(|&c| work.weight[c]).collect();
+        let at = Linearization {
+            cluster,
+            local: work.local,
+            out,
+            col_of: &col_of,
+            weight: &piece_weight,
+        };
+        equation_rank(&at, piece, work.options)?
     } else {
         None
     };
@@ -473,63 +478,66 @@ impl Room {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Solves a piece's equations over its columns, from where `work` stands.
 fn solve_piece(
-    cluster: &ClusterTape,
-    scratch: &mut Scratch,
-    local: &mut [f64],
-    params: &mut Cow<'_, [f64]>,
-    out: &mut tenon_system::ClusterOutput,
+    equations: Equations<'_>,
     piece: &Part,
-    weight: &[f64],
-    options: SolveOptions,
     run: Run,
-    room: &mut Room,
+    work: &mut Work<'_, '_>,
 ) -> Result<PieceReport, SolveError> {
+    let cluster = equations.tape;
     for (k, &c) in piece.cols.iter().enumerate() {
-        room.col_of[c] = k;
+        work.room.col_of[c] = k;
     }
     let moved = cluster.state_entries(&piece.cols);
-    let report = solve_piece_in(
-        cluster, scratch, local, params, out, piece, weight, options, run, room, &moved,
-    );
+    let report = solve_piece_in(equations, piece, run, &moved, work);
     // Leave the room as found: no piece columns, the trial equal to the state.
     for &c in &piece.cols {
-        room.col_of[c] = usize::MAX;
+        work.room.col_of[c] = usize::MAX;
     }
     for &i in &moved {
-        room.trial[i] = local[i];
+        work.room.trial[i] = work.local[i];
     }
     report
 }
 
-#[allow(clippy::too_many_arguments)]
+/// [`solve_piece`] with the room's column map set for the piece.
 fn solve_piece_in(
-    cluster: &ClusterTape,
-    scratch: &mut Scratch,
-    local: &mut [f64],
-    params: &mut Cow<'_, [f64]>,
-    out: &mut tenon_system::ClusterOutput,
+    equations: Equations<'_>,
     piece: &Part,
-    weight: &[f64],
-    options: SolveOptions,
     run: Run,
-    room: &mut Room,
     moved: &[usize],
+    work: &mut Work<'_, '_>,
 ) -> Result<PieceReport, SolveError> {
+    let Equations { tape: cluster, out } = equations;
+    let Work {
+        scratch,
+        local,
+        params,
+        room,
+        weight,
+        options,
+    } = work;
+    let (scratch, local, params, options): (
+        &mut Scratch,
+        &mut [f64],
+        &mut Cow<'_, [f64]>,
+        SolveOptions,
+    ) = (scratch, local, params, *options);
     let mut rows = piece.rows.clone();
     let mut active: Vec<LimitRow> = Vec::new();
     let Room {
         col_of,
         trial,
         delta,
-    } = room;
+    } = &mut **room;
     let col_of: &[usize] = col_of;
     let piece_weight: Vec<f64> = piece.cols.iter().map(|&c| weight[c]).collect();
     let mut iterations = 0;
     let mut lambda = 0.0;
     let mut first_residual: Option<f64> = None;
     let mut stepper = Stepper {
+        cluster,
         cols: &piece.cols,
         weight: &piece_weight,
         moved,
@@ -624,7 +632,14 @@ fn solve_piece_in(
                 } else if active.is_empty() {
                     factored.rank()
                 } else {
-                    equation_rank(cluster, local, out, piece, col_of, &piece_weight, options)?
+                    let at = Linearization {
+                        cluster,
+                        local,
+                        out,
+                        col_of,
+                        weight: &piece_weight,
+                    };
+                    equation_rank(&at, piece, options)?
                 },
                 limits: limit_report(piece, &active, out, options),
                 whole_again: false,
@@ -641,7 +656,7 @@ fn solve_piece_in(
         let mut accepted = false;
         let mut norm = f64::INFINITY;
         for _ in 0..30 {
-            norm = stepper.try_step(cluster, scratch, local, params, out, &rows, &dy, alpha)?;
+            norm = stepper.try_step(scratch, (local, params), out, &rows, (&dy, alpha))?;
             if norm.is_finite() && norm < norm0 * (1.0 - 1e-4 * alpha) || norm <= options.tolerance
             {
                 stepper.accept(local, params);
@@ -675,7 +690,7 @@ fn solve_piece_in(
                 let mut dc = steps.solve(&r);
                 drop_noise(&mut dc);
                 let before = norm;
-                norm = stepper.try_step(cluster, scratch, local, params, out, &rows, &dc, 1.0)?;
+                norm = stepper.try_step(scratch, (local, params), out, &rows, (&dc, 1.0))?;
                 if norm.is_finite() && norm <= 0.25 * before {
                     stepper.accept(local, params);
                 } else {
@@ -713,12 +728,14 @@ fn solve_piece_in(
                     residual: r.iter().fold(0.0f64, |m, x| m.max(x.abs())),
                     residuals: final_residuals(piece, out),
                     rank: equation_rank(
-                        cluster,
-                        local,
-                        out,
+                        &Linearization {
+                            cluster,
+                            local,
+                            out,
+                            col_of,
+                            weight: &piece_weight,
+                        },
                         piece,
-                        col_of,
-                        &piece_weight,
                         options,
                     )?,
                     limits: limit_report(piece, &active, out, options),
@@ -733,6 +750,7 @@ fn solve_piece_in(
 /// columns (its parts' entries only, counted turns followed), its residuals evaluated;
 /// then kept or dropped.
 struct Stepper<'p> {
+    cluster: &'p ClusterTape,
     cols: &'p [usize],
     weight: &'p [f64],
     /// The local state entries the piece's columns move.
@@ -745,19 +763,17 @@ struct Stepper<'p> {
 }
 
 impl Stepper<'_> {
-    /// Evaluates the trial into `out`; returns the norm of `rows`' residuals there.
-    #[allow(clippy::too_many_arguments)]
+    /// Evaluates the trial `at - alpha W^-1 dy` (`step` is `(dy, alpha)`) into `out`;
+    /// returns the norm of `rows`' residuals there.
     fn try_step(
         &mut self,
-        cluster: &ClusterTape,
         scratch: &mut Scratch,
-        local: &[f64],
-        params: &[f64],
+        (local, params): (&[f64], &[f64]),
         out: &mut ClusterOutput,
         rows: &[usize],
-        dy: &[f64],
-        alpha: f64,
+        (dy, alpha): (&[f64], f64),
     ) -> Result<f64, SolveError> {
+        let cluster = self.cluster;
         for (k, &c) in self.cols.iter().enumerate() {
             self.delta[c] = -alpha * dy[k] / self.weight[k];
         }
@@ -808,23 +824,29 @@ fn final_residuals(piece: &Part, out: &ClusterOutput) -> Vec<(usize, f64)> {
         .collect()
 }
 
+/// Where the equations were last evaluated, and how the piece's columns sit in the
+/// cluster's (`col_of`) with their weights.
+struct Linearization<'a> {
+    cluster: &'a ClusterTape,
+    local: &'a [f64],
+    out: &'a ClusterOutput,
+    col_of: &'a [usize],
+    weight: &'a [f64],
+}
+
 /// The rank of the piece's equations alone (limits held at their bounds are not
 /// joints: they do not change the degrees of freedom), from the last evaluation.
 fn equation_rank(
-    cluster: &ClusterTape,
-    local: &[f64],
-    out: &ClusterOutput,
+    at: &Linearization<'_>,
     piece: &Part,
-    col_of: &[usize],
-    weight: &[f64],
     options: SolveOptions,
 ) -> Result<Option<usize>, SolveError> {
     if piece.cols.len() > crate::linalg::RANK_COLUMNS {
         return Ok(None);
     }
-    let jac = cluster.tangent_jacobian(local, out, &piece.rows);
+    let jac = at.cluster.tangent_jacobian(at.local, at.out, &piece.rows);
     let mut matrix = StepMatrix::new(piece.rows.len(), piece.cols.len(), options.dense_columns);
-    matrix.fill(&jac, col_of, weight);
+    matrix.fill(&jac, at.col_of, at.weight);
     Ok(matrix.factor()?.rank())
 }
 
