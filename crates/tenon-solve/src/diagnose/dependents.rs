@@ -1,0 +1,116 @@
+//! The one rule from dependent rows to joints, for the dense and the sparse analysis
+//! alike: a dependent row that holds makes its joint redundant; one that does not makes
+//! its joint conflict with the joints of its combination. Then each conflict's size is
+//! measured (the first [`MEASURED_CONFLICTS`]) and the cluster's status decided.
+
+use rustc_hash::FxHashMap;
+use tenon_model::JointKey;
+
+use super::conflict::violation_without;
+use super::{ClusterAt, Conflict, Status, CONSISTENT, MEASURED_CONFLICTS};
+use crate::{SolveError, SolveOptions};
+
+/// What the dependent rows of a cluster say about its joints.
+pub(super) struct Findings {
+    /// Joints that repeat what the others hold, in file order.
+    pub(super) redundant: Vec<JointKey>,
+    /// Sets of joints that cannot hold together.
+    pub(super) conflicts: Vec<Conflict>,
+}
+
+/// Classifies dependent rows (`(k, gap)`: the cluster's `k`-th row, and how far its
+/// residual disagrees with its combination's); `conflict_set(k, joint, so_far)` names
+/// the joints a conflicting row's combination involves (with `joint` last). A joint
+/// whose rows end a conflict is not also listed as redundant.
+pub(super) fn classify(
+    cx: &ClusterAt<'_>,
+    dependents: impl IntoIterator<Item = (usize, f64)>,
+    mut conflict_set: impl FnMut(usize, JointKey, usize) -> Vec<JointKey>,
+) -> Findings {
+    let mut redundant: Vec<JointKey> = Vec::new();
+    let mut conflicts: Vec<Conflict> = Vec::new();
+    for (k, gap) in dependents {
+        let Some(joint) = cx.joint_of_row(k) else {
+            continue;
+        };
+        if gap.abs() <= CONSISTENT {
+            if !redundant.contains(&joint) {
+                redundant.push(joint);
+            }
+            continue;
+        }
+        let set = conflict_set(k, joint, conflicts.len());
+        add_conflict(&mut conflicts, set, gap, cx.joint_order);
+    }
+    redundant.retain(|j| !conflicts.iter().any(|c| c.joints.last() == Some(j)));
+    redundant.sort_by_key(|j| cx.joint_order.get(j).copied().unwrap_or(usize::MAX));
+    Findings {
+        redundant,
+        conflicts,
+    }
+}
+
+/// The size of the first [`MEASURED_CONFLICTS`] conflicts: how far each one's last joint
+/// is from holding when the cluster's other joints hold exactly (solved from the best
+/// point); the disagreement of the rows stays where they cannot.
+pub(super) fn measure(cx: &ClusterAt<'_>, conflicts: &mut [Conflict]) -> Result<(), SolveError> {
+    for conflict in conflicts.iter_mut().take(MEASURED_CONFLICTS) {
+        let Some(&last) = conflict.joints.last() else {
+            continue;
+        };
+        let (own, keep): (Vec<usize>, Vec<usize>) =
+            cx.rows.iter().partition(|&&r| cx.joint_of(r) == Some(last));
+        if let Some(v) = violation_without(cx, &keep, &own)? {
+            conflict.violation = v;
+        }
+    }
+    Ok(())
+}
+
+/// Adds a dependent row's conflict: rows of the same joint (the set's last) make one
+/// conflict, whose set is the union of theirs (in file order) and whose disagreement adds
+/// up in squares.
+fn add_conflict(
+    conflicts: &mut Vec<Conflict>,
+    set: Vec<JointKey>,
+    gap: f64,
+    joint_order: &FxHashMap<JointKey, usize>,
+) {
+    match conflicts
+        .iter_mut()
+        .find(|c| c.joints.last().is_some() && c.joints.last() == set.last())
+    {
+        Some(c) => {
+            c.violation = c.violation.hypot(gap);
+            c.joints.extend(set);
+            c.joints
+                .sort_by_key(|j| joint_order.get(j).copied().unwrap_or(usize::MAX));
+            c.joints.dedup();
+        }
+        None => conflicts.push(Conflict {
+            joints: set,
+            violation: gap.abs(),
+        }),
+    }
+}
+
+/// How a cluster stands, from what its analysis found and how its solve ended.
+pub(super) fn status_of(
+    conflicts: &[Conflict],
+    redundant: &[JointKey],
+    dof: usize,
+    report: &crate::ClusterReport,
+    options: SolveOptions,
+) -> Status {
+    if !conflicts.is_empty() {
+        Status::Conflicting
+    } else if !report.converged || report.max_residual > options.tolerance {
+        Status::Failed
+    } else if !redundant.is_empty() {
+        Status::OverConstrained
+    } else if dof == 0 {
+        Status::WellConstrained
+    } else {
+        Status::UnderConstrained
+    }
+}
