@@ -151,6 +151,16 @@ impl Mechanism {
         &mut self,
         progress: &mut dyn FnMut(Phase),
     ) -> Result<Report, Error> {
+        let (state, params, raw) = self.trial_solve(progress)?;
+        let report = Report::new(&self.built.system, &self.assembly, raw);
+        Ok(self.settle(state, params, report))
+    }
+
+    /// Solves from the current state into copies of it.
+    fn trial_solve(
+        &mut self,
+        progress: &mut dyn FnMut(Phase),
+    ) -> Result<(Vec<f64>, Vec<f64>, tenon_solve::SolveReport), Error> {
         self.prepare()?;
         progress(Phase::Solving {
             clusters: self.built.compiled.clusters().len(),
@@ -158,13 +168,18 @@ impl Mechanism {
         let mut state = self.built.state.clone();
         let mut params = self.built.params.clone();
         let raw = tenon_solve::solve(&self.problem(), &mut state, &mut params, self.options)?;
-        let report = Report::new(&self.built.system, &self.assembly, raw);
+        Ok((state, params, raw))
+    }
+
+    /// Keeps a trial's state when it converged (a failed solve or drag leaves the state
+    /// as it was), and its report as the last.
+    fn settle(&mut self, state: Vec<f64>, params: Vec<f64>, report: Report) -> Report {
         if report.converged {
             self.built.state = state;
             self.built.params = params;
         }
         self.last = Some(report.clone());
-        Ok(report)
+        report
     }
 
     /// Solves, then diagnoses at the result (or at the best point a failed solve
@@ -180,22 +195,12 @@ impl Mechanism {
         &mut self,
         progress: &mut dyn FnMut(Phase),
     ) -> Result<Diagnosis, Error> {
-        self.prepare()?;
-        progress(Phase::Solving {
-            clusters: self.built.compiled.clusters().len(),
-        });
-        let mut state = self.built.state.clone();
-        let mut params = self.built.params.clone();
-        let raw = tenon_solve::solve(&self.problem(), &mut state, &mut params, self.options)?;
+        let (state, params, raw) = self.trial_solve(progress)?;
         progress(Phase::Diagnosing);
         let diagnosis =
             tenon_solve::diagnose(&self.problem(), &state, &params, &raw, self.options)?;
         let report = Report::new(&self.built.system, &self.assembly, raw);
-        if report.converged {
-            self.built.state = state;
-            self.built.params = params;
-        }
-        self.last = Some(report);
+        self.settle(state, params, report);
         Ok(diagnosis)
     }
 
@@ -246,12 +251,7 @@ impl Mechanism {
             self.options,
         )?;
         let report = Report::new(&self.built.system, &self.assembly, raw);
-        if report.converged {
-            self.built.state = state;
-            self.built.params = params;
-        }
-        self.last = Some(report.clone());
-        Ok(report)
+        Ok(self.settle(state, params, report))
     }
 
     /// The index among the system's free parts of the part with id `part`.

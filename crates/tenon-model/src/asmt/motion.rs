@@ -1,0 +1,379 @@
+//! Motions (`RotationalMotion`, `TranslationalMotion`), general motions and limits of an
+//! `.asmt` file, and OndselSolver's formulas in Tenon's expression syntax.
+
+use serde_json::{json, Value};
+
+use super::tree::parse_number;
+use super::{Reader, Result};
+use crate::assembly::{Assembly, Coordinate, Extra, Motion};
+use crate::error::ModelError;
+use crate::joint::{Field, Joint, JointType, Limits, MarkerRef, MarkerSpec, Range};
+use crate::placement::{matrix_to_quaternion, quaternion_to_matrix, Placement, Rotation};
+use crate::scalar::Scalar;
+
+/// An OndselSolver formula in Tenon's expression syntax: `time` becomes `t` and the
+/// double-literal marker `d` goes (`2.0d*pi*time` -> `2.0*pi*t`).
+pub(super) fn translate_formula(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut k = 0;
+    while k < chars.len() {
+        let c = chars[k];
+        if c.is_ascii_digit() || (c == '.' && chars.get(k + 1).is_some_and(char::is_ascii_digit)) {
+            let start = k;
+            while k < chars.len() && (chars[k].is_ascii_digit() || chars[k] == '.') {
+                k += 1;
+            }
+            out.extend(&chars[start..k]);
+            if matches!(chars.get(k), Some('d' | 'e' | 'E')) {
+                let exp_digits = match chars.get(k + 1) {
+                    Some('+' | '-') => chars.get(k + 2).is_some_and(char::is_ascii_digit),
+                    Some(d) => d.is_ascii_digit(),
+                    None => false,
+                };
+                if exp_digits {
+                    out.push('e');
+                    k += 1;
+                    if matches!(chars[k], '+' | '-') {
+                        out.push(chars[k]);
+                        k += 1;
+                    }
+                } else if chars[k] == 'd' {
+                    k += 1; // a bare double marker
+                }
+            }
+            continue;
+        }
+        if c.is_alphabetic() || c == '_' {
+            let start = k;
+            while k < chars.len() && (chars[k].is_alphanumeric() || chars[k] == '_') {
+                k += 1;
+            }
+            let word: String = chars[start..k].iter().collect();
+            out.push_str(if word == "time" { "t" } else { &word });
+            continue;
+        }
+        out.push(c);
+        k += 1;
+    }
+    out
+}
+
+impl<'a> Reader<'_, 'a> {
+    pub(super) fn limit(&self, l: usize, assembly: &mut Assembly) -> Result<()> {
+        let field = match self.text(l).trim() {
+            "RotationLimit" => Field::Angle,
+            "TranslationLimit" => Field::Distance,
+            other => {
+                return Err(ModelError::at_line(
+                    self.line(l),
+                    format!("'{other}' in 'Limits' is not understood"),
+                ))
+            }
+        };
+        self.only(
+            l,
+            &[
+                "Name",
+                "MarkerI",
+                "MarkerJ",
+                "MotionJoint",
+                "Limit",
+                "Type",
+                "Tol",
+            ],
+        )?;
+        let joint_key = self.acted_joint(l, assembly)?;
+        let limit_text = self.value_of(l, "Limit")?;
+        let limit = match parse_number(limit_text) {
+            Some(x) => Scalar::Number(x),
+            None => Scalar::Expr(self.formula(l, "Limit", limit_text)?),
+        };
+        let kind = self.value_of(l, "Type")?;
+        let Some(joint) = assembly.joint(joint_key).cloned() else {
+            return Ok(());
+        };
+        if !joint.joint_type.has_free(field) {
+            return Err(ModelError::at_line(
+                self.line(l),
+                format!(
+                    "a {} joint has no free {} to limit",
+                    joint.joint_type.name(),
+                    field.key()
+                ),
+            ));
+        }
+        let mut limits = joint.limits.clone();
+        let slot = match field {
+            Field::Angle => &mut limits.angle,
+            _ => &mut limits.distance,
+        };
+        let range = slot.get_or_insert_with(Range::default);
+        // The limit bounds J's coordinate from I; the spec's is i's from j: the bound
+        // changes sign and side.
+        let limit = match limit {
+            Scalar::Number(x) => Scalar::Number(-x),
+            Scalar::Expr(e) => Scalar::Expr(format!("-({e})")),
+        };
+        match kind {
+            "=<" | "<=" => range.min = Some(limit),
+            "=>" | ">=" => range.max = Some(limit),
+            other => {
+                return Err(ModelError::at_line(
+                    self.line(l),
+                    format!("limit type '{other}' is not =< or =>"),
+                ))
+            }
+        }
+        assembly
+            .set_joint_limits(joint_key, limits)
+            .map_err(|e| ModelError::at_line(self.line(l), e.message()))
+    }
+
+    pub(super) fn motion(
+        &self,
+        m: usize,
+        assembly: &mut Assembly,
+        extra: &mut serde_json::Map<String, Value>,
+    ) -> Result<()> {
+        let kind = self.text(m).trim();
+        let (coordinate, key) = match kind {
+            "RotationalMotion" => (Coordinate::Angle, "RotationZ"),
+            "TranslationalMotion" => (Coordinate::Distance, "TranslationZ"),
+            "AllowRotation" => {
+                // OndselSolver pins the joint's angle during its position initial
+                // conditions and releases it afterwards; a least-change solve keeps it
+                // anyway, so this adds no equation. Kept under extra.
+                self.only(m, &["Name", "MarkerI", "MarkerJ", "MotionJoint"])?;
+                let joint = self.value_of(m, "MotionJoint")?;
+                let list = extra.entry("AllowRotation").or_insert_with(|| json!([]));
+                if let Value::Array(items) = list {
+                    items.push(json!(joint));
+                }
+                return Ok(());
+            }
+            "GeneralMotion" => return self.general_motion(m, assembly),
+            other => {
+                return Err(ModelError::at_line(
+                    self.line(m),
+                    format!("'{other}' is not a motion kind Tenon reads yet"),
+                ))
+            }
+        };
+        self.only(m, &["Name", "MarkerI", "MarkerJ", "MotionJoint", key])?;
+        let joint = self.acted_joint(m, assembly)?;
+        let formula = self.value_of(m, key)?;
+        // OndselSolver's RotationZ / TranslationZ move marker J relative to marker I; the
+        // spec's coordinates are marker i's from marker j: the value changes sign.
+        let value = match parse_number(formula) {
+            Some(x) => Scalar::Number(-x),
+            None => Scalar::Expr(format!("-({})", self.formula(m, key, formula)?)),
+        };
+        assembly
+            .add_motion(Motion {
+                joint,
+                coordinate,
+                value,
+            })
+            .map_err(|e| ModelError::at_line(self.line(m), e.message()))
+    }
+
+    /// An OndselSolver formula in Tenon's syntax, checked to parse and to use no names but
+    /// `t` and `pi` (the files have no parameters); `item` is the line named on error.
+    pub(super) fn formula(&self, item: usize, key: &str, text: &str) -> Result<String> {
+        let translated = translate_formula(text);
+        crate::ParameterValues::default()
+            .eval(&Scalar::Expr(translated.clone()), Some(0.0))
+            .map_err(|e| {
+                ModelError::at_line(
+                    self.line(item),
+                    format!("'{key}' formula '{text}': {}", e.message),
+                )
+            })?;
+        Ok(translated)
+    }
+
+    /// `GeneralMotion`: marker J's pose relative to marker I prescribed in time (`rIJI`,
+    /// J's origin in I's frame; `angIJJ`, rotations about the axes of `RotationOrder`,
+    /// applied in that order to I's axes). Becomes a fixed joint from marker J to a frame
+    /// that moves on marker I's part: `I * T(t)`.
+    pub(super) fn general_motion(&self, m: usize, assembly: &mut Assembly) -> Result<()> {
+        let keys = ["rIJI1", "rIJI2", "rIJI3", "angIJJ1", "angIJJ2", "angIJJ3"];
+        let mut known = vec!["Name", "MarkerI", "MarkerJ", "RotationOrder"];
+        known.extend(keys);
+        self.only(m, &known)?;
+        let name = self.value_of(m, "Name")?;
+        let mi = self.marker_path(self.req(m, "MarkerI")?, assembly)?;
+        let mj = self.marker_path(self.req(m, "MarkerJ")?, assembly)?;
+        let mut f: Vec<String> = Vec::with_capacity(6);
+        for key in keys {
+            let text = self.value_of(m, key)?;
+            f.push(self.formula(m, key, text)?);
+        }
+        let order_item = self.req(m, "RotationOrder")?;
+        let order: Vec<usize> = self
+            .numbers(self.kids(order_item).first().copied().unwrap_or(order_item))?
+            .iter()
+            .map(|&x| x as usize)
+            .collect();
+        if order.len() != 3 || order.iter().any(|&a| !(1..=3).contains(&a)) {
+            return Err(ModelError::at_line(
+                self.line(order_item),
+                "RotationOrder must name three axes among 1, 2, 3",
+            ));
+        }
+        // Marker I's placement in its part, in numbers.
+        let base = assembly
+            .part(mi.part)
+            .and_then(|p| p.marker(&mi.name))
+            .and_then(|pl| {
+                pl.evaluate(&crate::ParameterValues::default(), 1.0, None)
+                    .ok()
+            })
+            .ok_or_else(|| ModelError::at_line(self.line(m), "MarkerI has no numeric placement"))?;
+        let r = quaternion_to_matrix(base.quaternion);
+        let position: Vec<Scalar> = (0..3)
+            .map(|k| {
+                let terms: Vec<(f64, &str)> = (0..3).map(|c| (r[k][c], f[c].as_str())).collect();
+                Scalar::Expr(linear(base.position[k], &terms))
+            })
+            .collect();
+        let mut rotation = r.map(|row| row.map(|x| x.to_string()));
+        for (k, &axis) in order.iter().enumerate() {
+            rotation = sym_mul(&rotation, &axis_rotation(axis - 1, &f[3 + k]));
+        }
+        let rotation = tenon_model_rotation(rotation);
+        let moving = Placement {
+            position: [
+                position[0].clone(),
+                position[1].clone(),
+                position[2].clone(),
+            ],
+            rotation,
+        };
+        let id = if assembly.joint_by_id(name).is_some() || name.is_empty() {
+            format!("GeneralMotion@line{}", self.line(m))
+        } else {
+            name.to_string()
+        };
+        let joint = Joint {
+            id,
+            joint_type: JointType::Fixed,
+            i: MarkerRef {
+                part: mj.part,
+                marker: MarkerSpec::Named(mj.name),
+            },
+            j: MarkerRef {
+                part: mi.part,
+                marker: MarkerSpec::Inline(Box::new(moving)),
+            },
+            suppressed: false,
+            fields: Vec::new(),
+            profile: None,
+            profile_i: None,
+            limits: Limits::default(),
+            extra: Some(Extra(
+                json!({ "asmt": { "GeneralMotion": self.raw_block(m) } }),
+            )),
+        };
+        assembly
+            .add_joint(joint)
+            .map(|_| ())
+            .map_err(|e| ModelError::at_line(self.line(m), e.message()))
+    }
+}
+
+/// `c + sum k * (f)` as expression text, leaving out zero terms.
+fn linear(c: f64, terms: &[(f64, &str)]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if c != 0.0 {
+        parts.push(format!("{c:?}"));
+    }
+    for &(k, f) in terms {
+        if k == 0.0 || f == "0" {
+            continue;
+        }
+        parts.push(if k == 1.0 {
+            format!("({f})")
+        } else {
+            format!("{k:?}*({f})")
+        });
+    }
+    if parts.is_empty() {
+        "0".into()
+    } else {
+        parts.join(" + ")
+    }
+}
+
+/// Rotation about axis `axis` (0 x, 1 y, 2 z) by the angle expression `a`, as text.
+fn axis_rotation(axis: usize, a: &str) -> [[String; 3]; 3] {
+    let (c, s, ns) = (
+        format!("cos({a})"),
+        format!("sin({a})"),
+        format!("-sin({a})"),
+    );
+    let (o, z) = ("1".to_string(), "0".to_string());
+    match axis {
+        0 => [
+            [o, z.clone(), z.clone()],
+            [z.clone(), c.clone(), ns],
+            [z, s, c],
+        ],
+        1 => [
+            [c.clone(), z.clone(), s],
+            [z.clone(), o, z.clone()],
+            [ns, z, c],
+        ],
+        _ => [
+            [c.clone(), ns, z.clone()],
+            [s, c, z.clone()],
+            [z.clone(), z, o],
+        ],
+    }
+}
+
+/// Product of two matrices of expression text (rows), simplifying 0 and 1 factors.
+fn sym_mul(a: &[[String; 3]; 3], b: &[[String; 3]; 3]) -> [[String; 3]; 3] {
+    let is = |x: &str, v: f64| parse_number(x) == Some(v);
+    std::array::from_fn(|i| {
+        std::array::from_fn(|j| {
+            let terms: Vec<String> = (0..3)
+                .filter(|&k| !is(&a[i][k], 0.0) && !is(&b[k][j], 0.0))
+                .map(|k| match (is(&a[i][k], 1.0), is(&b[k][j], 1.0)) {
+                    (true, true) => "1".to_string(),
+                    (true, false) => format!("({})", b[k][j]),
+                    (false, true) => format!("({})", a[i][k]),
+                    (false, false) => format!("({})*({})", a[i][k], b[k][j]),
+                })
+                .collect();
+            if terms.is_empty() {
+                "0".into()
+            } else {
+                terms.join(" + ")
+            }
+        })
+    })
+}
+
+/// A rotation from a text matrix: plain numbers when every entry is one.
+fn tenon_model_rotation(m: [[String; 3]; 3]) -> Rotation {
+    let numbers: Option<Vec<f64>> = m.iter().flatten().map(|e| parse_number(e)).collect();
+    match numbers {
+        Some(v) => {
+            let q =
+                matrix_to_quaternion([[v[0], v[1], v[2]], [v[3], v[4], v[5]], [v[6], v[7], v[8]]]);
+            if q == [1.0, 0.0, 0.0, 0.0] {
+                Rotation::Identity
+            } else {
+                Rotation::Quaternion(q.map(Scalar::Number))
+            }
+        }
+        None => Rotation::Matrix(m.map(|row| {
+            row.map(|e| match parse_number(&e) {
+                Some(x) => Scalar::Number(x),
+                None => Scalar::Expr(e),
+            })
+        })),
+    }
+}
