@@ -8,7 +8,6 @@ use crate::PartKey;
 
 /// Every joint type of the spec's table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 #[allow(missing_docs)] // each variant is the spec row of the same name
 pub enum JointType {
     Fixed,
@@ -318,7 +317,17 @@ impl JointType {
             | JointType::ParallelAtDistance
             | JointType::CoplanarParallelAtDistance => AT_DISTANCE,
             JointType::ScrewCoupling => PITCH,
-            _ => &[],
+            JointType::Fixed
+            | JointType::Ball
+            | JointType::Universal
+            | JointType::PointOnLine
+            | JointType::Parallel
+            | JointType::Perpendicular
+            | JointType::Slot
+            | JointType::Cam
+            | JointType::ConstantVelocity
+            | JointType::NoRotation
+            | JointType::CurveContact => &[],
         }
     }
 

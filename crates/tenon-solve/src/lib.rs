@@ -189,9 +189,10 @@ fn takes_part(system: &System, row: usize, include_motions: bool) -> bool {
 /// metres and radians compare), 1 for translations and extra unknowns.
 fn column_weights(system: &System) -> Vec<f64> {
     let sizes = system.part_sizes();
-    (0..system.tangent_dimension())
-        .map(|col| match sizes.get(col / 6) {
-            Some(&size) if col % 6 >= 3 => size,
+    let layout = system.layout();
+    (0..layout.dimension())
+        .map(|col| match layout.column(col) {
+            Some(tenon_system::TangentColumn::Rotation { part, .. }) => sizes[part],
             _ => 1.0,
         })
         .collect()

@@ -7,10 +7,11 @@ use tenon_model::{
     Placement,
 };
 
-use crate::contact::{self, ContactSearch, Profiles};
+use crate::contact::{self, Profiles};
 use crate::error::SystemError;
 use crate::frames::{marker_frame, quaternion_matrix, Frame, Lowering, Transform};
 use crate::joints::{self, AngleRequest, Fields, JointBuilder, Quantity};
+use crate::residual::ContactSearch;
 
 /// What an equation comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

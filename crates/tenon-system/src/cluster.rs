@@ -17,11 +17,10 @@ use std::sync::Arc;
 use petgraph::unionfind::UnionFind;
 use rustc_hash::FxHashMap;
 use tenon_expr::{ExprId, LocalColumns, ParamId, Tape, TapeOutput, TapeWorkspace, VarId};
-use tenon_model::quaternion_multiply;
 
 use crate::build::System;
 use crate::error::SystemError;
-use crate::state::{exp_map, quaternion_tangent, TangentJacobian};
+use crate::tangent::{quaternion_tangent, retract_extra, retract_pose, TangentJacobian};
 
 /// Scratch memory for evaluating tapes: one per thread, reused across clusters and
 /// calls (it is large, so it is never made per cluster).
@@ -503,30 +502,23 @@ impl ClusterTape {
     }
 
     fn retract_extra(&self, local: &mut [f64], delta: &[f64], col: usize) {
-        let n6 = 6 * self.parts.len();
-        if let Some(x) = local.get_mut(7 * self.parts.len() + col - n6) {
-            *x = (*x + delta.get(col).copied().unwrap_or(0.0))
-                .rem_euclid(2.0 * std::f64::consts::PI);
-        }
+        let layout = self.layout();
+        let k = col - layout.extra_column(0);
+        let x = &mut local[layout.extra_state(k)];
+        *x = retract_extra(*x, delta[col]);
     }
 
     fn retract_part(&self, local: &mut [f64], delta: &[f64], k: usize) {
-        {
-            let d = |i: usize| delta.get(6 * k + i).copied().unwrap_or(0.0);
-            for c in 0..3 {
-                if let Some(x) = local.get_mut(7 * k + c) {
-                    *x += d(c);
-                }
-            }
-            let q = [3, 4, 5, 6].map(|i| local.get(7 * k + i).copied().unwrap_or(0.0));
-            let updated = quaternion_multiply(exp_map([d(3), d(4), d(5)]), q);
-            let n = updated.iter().map(|c| c * c).sum::<f64>().sqrt();
-            for (i, u) in updated.iter().enumerate() {
-                if let Some(x) = local.get_mut(7 * k + 3 + i) {
-                    *x = u / n;
-                }
-            }
-        }
+        let layout = self.layout();
+        let (entries, cols) = (layout.part_state(k), layout.part_columns(k));
+        let pose = std::array::from_fn(|i| local[entries.start + i]);
+        let step = std::array::from_fn(|i| delta[cols.start + i]);
+        local[entries].copy_from_slice(&retract_pose(pose, step));
+    }
+
+    /// The layout of its local state and tangent space.
+    pub fn layout(&self) -> crate::tangent::Layout {
+        crate::tangent::Layout::new(self.parts.len(), self.extras.len())
     }
 
     /// Keeps its counted angles continuous from local state `old` to `new` (see

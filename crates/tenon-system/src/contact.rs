@@ -20,7 +20,7 @@ use tenon_model::CamProfile;
 
 use crate::error::SystemError;
 use crate::frames::{sub3, Frame};
-use crate::joints::{angle, length, JointBuilder, Residual};
+use crate::residual::{angle, length, ContactSearch, JointBuilder, Residual};
 
 /// Samples per given radius or point (and for a circle, in all) when a contact start is
 /// searched.
@@ -59,21 +59,6 @@ impl LoweredProfile {
 pub(crate) struct Profiles<'a> {
     pub(crate) i: Option<&'a LoweredProfile>,
     pub(crate) j: Option<&'a LoweredProfile>,
-}
-
-/// A search for where contact parameters start: each curve is sampled at `samples`
-/// equal steps of its parameter at the loaded pose, the parameters start at the samples
-/// closest to `point` (one curve) or to each other (two curves), and are then refined by
-/// Gauss-Newton on the joint's `residuals` over the parameters alone (kept only when it
-/// lowers them), so a file posed in contact loads in contact.
-#[derive(Debug, Clone)]
-pub(crate) struct ContactSearch {
-    /// Each curve: its parameter (an extra unknown), the world point it traces, samples.
-    pub(crate) curves: Vec<(ExprId, [ExprId; 3], usize)>,
-    /// For a single curve: the point it must reach.
-    pub(crate) point: Option<[ExprId; 3]>,
-    /// The joint's equations.
-    pub(crate) residuals: Vec<ExprId>,
 }
 
 impl ContactSearch {

@@ -13,49 +13,8 @@ use tenon_expr::{ExprGraph, ExprId};
 use tenon_model::{Field, JointType};
 
 use crate::contact::{cam, curve_contact, Profiles};
-
 use crate::frames::{sub3, Frame};
-
-/// What a residual measures, for tolerances and reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Quantity {
-    /// A length in model units.
-    Length,
-    /// An angle in radians (or a direction cosine, which is one near zero).
-    Angle,
-}
-
-/// One residual of a joint.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Residual {
-    pub(crate) expr: ExprId,
-    pub(crate) quantity: Quantity,
-}
-
-/// An angle that must stay continuous over many turns: `raw + 2 pi turns`, with
-/// `turns` a parameter the state update keeps so that the angle does not jump by a turn.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct AngleRequest {
-    /// `atan2(...)` in (-pi, pi].
-    pub(crate) raw: ExprId,
-    /// For a driving angle: the target at load, to start on the nearest turn.
-    pub(crate) target: Option<ExprId>,
-}
-
-/// What a joint's equations need from the builder.
-pub(crate) trait JointBuilder {
-    fn graph(&mut self) -> &mut ExprGraph;
-    /// A continuous angle (see [`AngleRequest`]); returns `raw + 2 pi turns`.
-    fn continuous_angle(&mut self, request: AngleRequest) -> ExprId;
-    /// The load value of a continuous angle (a parameter set from the loaded pose).
-    fn load_value(&mut self, angle: ExprId) -> ExprId;
-    /// A new unknown (a cam's contact parameter, an angle kept in `[0, 2 pi)`) starting
-    /// at the value of `start` at load.
-    fn extra_unknown(&mut self, name: &str, start: ExprId) -> ExprId;
-    /// Overrides the start of contact parameters by a search at load (see
-    /// [`crate::contact::ContactSearch`]).
-    fn contact_search(&mut self, search: crate::contact::ContactSearch);
-}
+pub(crate) use crate::residual::{angle, length, AngleRequest, JointBuilder, Quantity, Residual};
 
 /// The joint's fields, lowered (angles in radians).
 pub(crate) struct Fields {
@@ -65,20 +24,6 @@ pub(crate) struct Fields {
 impl Fields {
     pub(crate) fn get(&self, f: Field) -> Option<ExprId> {
         self.values.iter().find(|(k, _)| *k == f).map(|&(_, e)| e)
-    }
-}
-
-pub(crate) fn length(expr: ExprId) -> Residual {
-    Residual {
-        expr,
-        quantity: Quantity::Length,
-    }
-}
-
-pub(crate) fn angle(expr: ExprId) -> Residual {
-    Residual {
-        expr,
-        quantity: Quantity::Angle,
     }
 }
 
@@ -380,7 +325,6 @@ pub(crate) fn equations(
                 angle(g.dot(&i.z(), &j.y())),
             ]
         }
-        _ => Vec::new(),
     }
 }
 

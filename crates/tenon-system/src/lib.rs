@@ -23,10 +23,13 @@ mod contact;
 mod error;
 mod frames;
 mod joints;
+mod residual;
 mod state;
+mod tangent;
 
 pub use build::{Equation, ExtraUnknown, FreePart, Grounding, LimitSpec, Owner, System};
 pub use cluster::{ClusterOutput, ClusterTape, LimitRow, LimitSide, Scratch};
 pub use error::SystemError;
-pub use joints::Quantity;
-pub use state::{Compiled, StageKey, StagePlan, StageTape, TangentJacobian};
+pub use residual::Quantity;
+pub use state::{Compiled, StageKey, StagePlan, StageTape};
+pub use tangent::{Layout, TangentColumn, TangentJacobian, STATE_PER_PART, TANGENT_PER_PART};

@@ -5,11 +5,11 @@ use std::sync::Mutex;
 
 use rustc_hash::FxHashMap;
 use tenon_expr::{ExprId, Tape, TapeOutput, TapeWorkspace};
-use tenon_model::quaternion_multiply;
 
 use crate::build::System;
 use crate::cluster::{compile_clusters, ClusterTape, Scratch};
 use crate::error::SystemError;
+use crate::tangent::{retract_extra, retract_pose, Layout, TangentJacobian};
 
 /// The whole system compiled once: a local tape per cluster (residuals, Jacobian, raw
 /// angles of counted turns), the fixed set, and the branch indicators; and, once a
@@ -138,31 +138,6 @@ impl std::fmt::Debug for CachedTape {
     }
 }
 
-/// A Jacobian in the tangent space, as `(row, column, value)` entries (a column may
-/// appear more than once per row; entries add).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TangentJacobian {
-    /// Rows (equations).
-    pub rows: usize,
-    /// Columns (6 per free part: `dp`, then `dtheta`; then one per extra unknown).
-    pub columns: usize,
-    /// Entries.
-    pub entries: Vec<(u32, u32, f64)>,
-}
-
-impl TangentJacobian {
-    /// Row-major dense form.
-    pub fn to_dense(&self) -> Vec<f64> {
-        let mut m = vec![0.0; self.rows * self.columns];
-        for &(r, c, v) in &self.entries {
-            if let Some(x) = m.get_mut(r as usize * self.columns + c as usize) {
-                *x += v;
-            }
-        }
-        m
-    }
-}
-
 /// A branch indicator below this at the start of a solve means the file put the joint on
 /// its mirror branch on purpose (`cos 120 degrees`).
 const MIRRORED_AT_START: f64 = -0.5;
@@ -190,9 +165,14 @@ impl System {
         })
     }
 
+    /// The layout of states and tangent steps (module `tangent`).
+    pub fn layout(&self) -> Layout {
+        Layout::new(self.free_parts.len(), self.extra.len())
+    }
+
     /// Dimension of the tangent space: 6 per free part plus one per extra unknown.
     pub fn tangent_dimension(&self) -> usize {
-        6 * self.free_parts.len() + self.extra.len()
+        self.layout().dimension()
     }
 
     /// Residuals and the tangent-space Jacobian at `state`: `J_T = [J_p, J_q G(q)]`
@@ -309,29 +289,18 @@ impl System {
     pub fn retract(&self, state: &mut [f64], delta: &[f64]) -> Result<(), SystemError> {
         crate::build::check_length("state", self.state_len(), state.len())?;
         crate::build::check_length("step", self.tangent_dimension(), delta.len())?;
+        let layout = self.layout();
         for (k, part) in self.free_parts.iter().enumerate() {
-            let d = |i: usize| delta.get(6 * k + i).copied().unwrap_or(0.0);
-            for (c, var) in part.vars[..3].iter().enumerate() {
-                if let Some(x) = state.get_mut(var.index()) {
-                    *x += d(c);
-                }
-            }
-            let theta = [d(3), d(4), d(5)];
-            let q = [3, 4, 5, 6].map(|i| state.get(part.vars[i].index()).copied().unwrap_or(0.0));
-            let updated = quaternion_multiply(exp_map(theta), q);
-            let n = updated.iter().map(|c| c * c).sum::<f64>().sqrt();
-            for (i, &var) in part.vars[3..].iter().enumerate() {
-                if let Some(x) = state.get_mut(var.index()) {
-                    *x = updated[i] / n;
-                }
+            let pose = part.vars.map(|v| state[v.index()]);
+            let cols = layout.part_columns(k);
+            let step = std::array::from_fn(|i| delta[cols.start + i]);
+            for (var, x) in part.vars.iter().zip(retract_pose(pose, step)) {
+                state[var.index()] = x;
             }
         }
-        let base = 6 * self.free_parts.len();
         for (k, e) in self.extra.iter().enumerate() {
-            if let Some(x) = state.get_mut(e.var.index()) {
-                *x = (*x + delta.get(base + k).copied().unwrap_or(0.0))
-                    .rem_euclid(2.0 * std::f64::consts::PI);
-            }
+            let x = &mut state[e.var.index()];
+            *x = retract_extra(*x, delta[layout.extra_column(k)]);
         }
         Ok(())
     }
@@ -393,32 +362,4 @@ impl System {
         Scratch::give_back(scratch);
         Ok(())
     }
-}
-
-/// `exp` of a rotation vector as a unit quaternion.
-pub(crate) fn exp_map(theta: [f64; 3]) -> [f64; 4] {
-    let angle = (theta[0] * theta[0] + theta[1] * theta[1] + theta[2] * theta[2]).sqrt();
-    if angle < 1e-12 {
-        let q = [1.0, theta[0] / 2.0, theta[1] / 2.0, theta[2] / 2.0];
-        let n = q.iter().map(|c| c * c).sum::<f64>().sqrt();
-        return q.map(|c| c / n);
-    }
-    let (s, c) = (angle / 2.0).sin_cos();
-    [
-        c,
-        s * theta[0] / angle,
-        s * theta[1] / angle,
-        s * theta[2] / angle,
-    ]
-}
-
-/// `G(q)` rows: `dq_k / dtheta_r` for `q <- exp(dtheta) * q` at `dtheta = 0`.
-pub(crate) fn quaternion_tangent(q: [f64; 4]) -> [[f64; 3]; 4] {
-    let [w, x, y, z] = q;
-    [
-        [-x / 2.0, -y / 2.0, -z / 2.0],
-        [w / 2.0, z / 2.0, -y / 2.0],
-        [-z / 2.0, w / 2.0, x / 2.0],
-        [y / 2.0, -x / 2.0, w / 2.0],
-    ]
 }

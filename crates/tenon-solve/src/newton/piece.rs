@@ -1,22 +1,14 @@
-//! Least-change Gauss-Newton on one cluster, in its local tangent space.
-//!
-//! The step is the minimum-norm solution of `J dx = -r` with parts weighted by their
-//! size: `dx = -W^-1 pinv(J W^-1) r` (see [`crate::linalg`]). A backtracking line search
-//! keeps each step a descent of `|r|`; when it stalls, or only a short step helps,
-//! Levenberg damping shortens the next one. Counted turns are updated after every
-//! accepted step.
-//!
-//! Everything here reads and writes the cluster's local state only: the cost of an
-//! iteration is the cost of the cluster.
+//! One piece of a cluster solved by least-change Gauss-Newton: a backtracking line
+//! search, chord steps after a full step, Levenberg damping when it stalls, joint limits
+//! as a growing active set; staged (a tape per stage) or whole; its rank at the end.
 
 use std::borrow::Cow;
 
-use petgraph::unionfind::UnionFind;
-use tenon_system::{ClusterOutput, ClusterTape, LimitRow, Scratch, StageTape, System};
+use tenon_system::{ClusterOutput, ClusterTape, LimitRow, Scratch, StageTape};
 
-use crate::blocks;
+use super::Part;
 use crate::linalg::{self, StepMatrix};
-use crate::{takes_part, ClusterReport, LimitReport, SolveError, SolveOptions};
+use crate::{SolveError, SolveOptions};
 
 /// Step components below this fraction of the largest are dropped as rounding noise.
 const STEP_NOISE: f64 = 1e-14;
@@ -25,359 +17,52 @@ const STEP_NOISE: f64 = 1e-14;
 /// costs about a quarter of a Newton iteration.
 const MAX_CHORD_STEPS: usize = 5;
 
-/// A sub-cluster: the local tangent columns and local equation rows that the equations
-/// taking part in this solve join (a motion left out may split a compiled cluster).
-struct Part {
-    cols: Vec<usize>,
-    rows: Vec<usize>,
-    /// Limit sides on its coordinates.
-    limits: Vec<LimitRow>,
-}
-
-/// The result of solving one compiled cluster.
-pub(crate) struct ClusterResult {
-    pub(crate) local: Vec<f64>,
-    /// Its turn counters' new values: `(parameter index, value)`.
-    pub(crate) turns: Vec<(usize, f64)>,
-    pub(crate) reports: Vec<ClusterReport>,
-    /// Final residuals of the equations solved: `(equation index, value)`.
-    pub(crate) residuals: Vec<(usize, f64)>,
-}
-
-/// The weights of a cluster's local tangent columns, from the system's.
-fn local_weights(cluster: &ClusterTape, weights: &[f64]) -> Vec<f64> {
-    (0..cluster.tangent_dimension())
-        .map(|k| {
-            weights
-                .get(cluster.global_column(k))
-                .copied()
-                .unwrap_or(1.0)
-        })
-        .collect()
-}
-
-/// Solves only some equations of a cluster (`rows`, local indices), every unknown of the
-/// cluster free, from the global `state`: the same least-change Newton as a solve.
-/// Returns the local state and the parameters at the end, and whether `rows` hold.
-pub(crate) fn solve_rows(
-    cluster: &ClusterTape,
-    scratch: &mut Scratch,
-    state: &[f64],
-    params: &[f64],
-    weights: &[f64],
-    rows: Vec<usize>,
-    options: SolveOptions,
-) -> Result<(Vec<f64>, Vec<f64>, bool), SolveError> {
-    let mut local = cluster.gather(state);
-    let mut params: Cow<'_, [f64]> = Cow::Borrowed(params);
-    let mut out = cluster.output();
-    cluster.evaluate(scratch, &local, &params, &mut out)?;
-    let piece = Part {
-        cols: (0..cluster.tangent_dimension()).collect(),
-        rows,
-        limits: Vec::new(),
-    };
-    let weight = local_weights(cluster, weights);
-    let mut room = Room::new(cluster, &local);
-    let mut work = Work {
-        scratch,
-        local: &mut local,
-        params: &mut params,
-        room: &mut room,
-        weight: &weight,
-        options,
-    };
-    let report = solve_piece(
-        Equations {
-            tape: cluster,
-            out: &mut out,
-        },
-        &piece,
-        Run {
-            evaluated: true,
-            rank: false,
-        },
-        &mut work,
-    )?;
-    Ok((
-        local,
-        params.into_owned(),
-        report.residual <= options.tolerance,
-    ))
-}
-
-/// One compiled cluster to solve, with its stage tapes if [`crate::prepare`] made them.
-pub(crate) struct ClusterJob<'a> {
-    pub(crate) system: &'a System,
-    pub(crate) cluster: &'a ClusterTape,
-    /// Per piece, its stages (empty: solved whole).
-    pub(crate) stages: Option<&'a [Vec<StageTape>]>,
-}
-
-/// The equations of a cluster that take part in a solve with `options`.
-fn used_rows(system: &System, cluster: &ClusterTape, options: SolveOptions) -> Vec<usize> {
-    (0..cluster.equations().len())
-        .filter(|&k| takes_part(system, cluster.equations()[k], options.include_motions))
-        .collect()
-}
-
-/// Cuts a cluster's pieces into stages (see [`crate::blocks`]) and compiles a tape per
-/// stage; a piece with one stage, or with joint limits, gets none.
-pub(crate) fn cut_stages(
-    system: &mut System,
-    cluster: &ClusterTape,
-    options: SolveOptions,
-) -> Result<Vec<Vec<StageTape>>, SolveError> {
-    let used = used_rows(system, cluster, options);
-    let pattern = cluster.tangent_pattern(&used);
-    let mut row_cols: Vec<Vec<usize>> = vec![Vec::new(); cluster.equations().len()];
-    for &(r, c, _) in &pattern.entries {
-        if let Some(&row) = used.get(r as usize) {
-            row_cols[row].push(c as usize);
-        }
-    }
-    let mut plan = Vec::new();
-    for piece in split(cluster, &used) {
-        if !piece.limits.is_empty() {
-            plan.push(Vec::new());
-            continue;
-        }
-        let reads: Vec<Vec<usize>> = piece.rows.iter().map(|&r| row_cols[r].clone()).collect();
-        let stages = blocks::stages(&piece.rows, &piece.cols, &reads, options.stage_columns);
-        if stages.len() < 2 {
-            plan.push(Vec::new());
-            continue;
-        }
-        let cut: Vec<(Vec<usize>, Vec<usize>)> =
-            stages.into_iter().map(|s| (s.rows, s.cols)).collect();
-        let tapes = cluster.restricted(system, &cut)?;
-        plan.push(
-            cut.into_iter()
-                .zip(tapes)
-                .map(|((_, cols), tape)| StageTape::new(cols, tape))
-                .collect(),
-        );
-    }
-    Ok(plan)
-}
-
-/// Solves a compiled cluster from the global `state`.
-pub(crate) fn solve_cluster(
-    job: &ClusterJob<'_>,
-    scratch: &mut Scratch,
-    state: &[f64],
-    params: &[f64],
-    weights: &[f64],
-    options: SolveOptions,
-) -> Result<ClusterResult, SolveError> {
-    let (system, cluster) = (job.system, job.cluster);
-    let mut local = cluster.gather(state);
-    let mut params: Cow<'_, [f64]> = Cow::Borrowed(params);
-    let mut out = cluster.output();
-    let used = used_rows(system, cluster, options);
-    cluster.evaluate(scratch, &local, &params, &mut out)?;
-    let pieces = split(cluster, &used);
-    let weight = local_weights(cluster, weights);
-    let mut room = Room::new(cluster, &local);
-    let mut reports = Vec::with_capacity(pieces.len());
-    let mut residuals = Vec::new();
-    for (k, piece) in pieces.iter().enumerate() {
-        // `out` holds the evaluation at the start until the first piece moves anything.
-        let run = Run {
-            evaluated: k == 0,
-            rank: true,
-        };
-        // Stage tapes are cut from the same pattern, so pieces come in the same order;
-        // a stage list that does not fit this piece is ignored.
-        let stages = job
-            .stages
-            .and_then(|p| p.get(k))
-            .filter(|s| s.len() > 1)
-            .filter(|s| {
-                let mut cols: Vec<usize> = s.iter().flat_map(|t| t.cols()).copied().collect();
-                cols.sort_unstable();
-                cols == piece.cols
-            });
-        let mut work = Work {
-            scratch,
-            local: &mut local,
-            params: &mut params,
-            room: &mut room,
-            weight: &weight,
-            options,
-        };
-        let equations = Equations {
-            tape: cluster,
-            out: &mut out,
-        };
-        let report = match stages {
-            Some(stages) => solve_staged(equations, piece, stages, run, &mut work)?,
-            None => solve_piece(equations, piece, run, &mut work)?,
-        };
-        let staged = stages.map_or(1, |s| s.len());
-        let parts = piece
-            .cols
-            .iter()
-            .filter(|&&c| c < 6 * cluster.parts().len() && c % 6 == 0)
-            .filter_map(|&c| {
-                let index = *cluster.parts().get(c / 6)?;
-                Some(system.free_parts().get(index)?.part)
-            })
-            .collect();
-        let equations = piece
-            .rows
-            .iter()
-            .filter_map(|&r| cluster.equations().get(r).copied())
-            .collect();
-        residuals.extend(
-            report
-                .residuals
-                .iter()
-                .filter_map(|&(k, v)| Some((*cluster.equations().get(k)?, v))),
-        );
-        let limits: Vec<LimitReport> = report
-            .limits
-            .iter()
-            .filter_map(|&(row, excess)| {
-                let spec = system.limits().get(row.limit)?;
-                Some(LimitReport {
-                    joint: spec.joint,
-                    coordinate: spec.coordinate,
-                    side: row.side,
-                    excess: excess.max(0.0),
-                })
-            })
-            .collect();
-        let limits_hold = limits.iter().all(|l| l.excess <= options.tolerance);
-        reports.push(ClusterReport {
-            parts,
-            equations,
-            iterations: report.iterations,
-            max_residual: report.residual,
-            converged: report.residual <= options.tolerance && limits_hold,
-            limits,
-            rank: report.rank,
-            dof: report.rank.map(|r| piece.cols.len().saturating_sub(r)),
-            stages: if report.whole_again { 1 } else { staged },
-        });
-    }
-    let turns = match &params {
-        Cow::Borrowed(_) => Vec::new(),
-        Cow::Owned(p) => cluster
-            .turn_parameters()
-            .iter()
-            .filter_map(|id| Some((id.index(), *p.get(id.index())?)))
-            .collect(),
-    };
-    Ok(ClusterResult {
-        local,
-        turns,
-        reports,
-        residuals,
-    })
-}
-
-/// Splits a compiled cluster by the equations taking part (`used`, local rows) and its
-/// limit rows: union-find over the part and extra-unknown groups each row reads, from
-/// the compiled pattern alone (nothing evaluated).
-fn split(cluster: &ClusterTape, used: &[usize]) -> Vec<Part> {
-    let n_parts = cluster.parts().len();
-    let groups = n_parts + cluster.extras().len();
-    let limits = cluster.limit_rows();
-    let mut uf = UnionFind::<usize>::new(groups.max(1));
-    let row_group: Vec<Option<usize>> = used
-        .iter()
-        .copied()
-        .chain(limits.iter().map(|l| l.row))
-        .map(|row| {
-            let mut read = cluster.groups_read(row).filter(|&g| g < groups);
-            let first = read.next()?;
-            for g in read {
-                uf.union(first, g);
-            }
-            Some(first)
-        })
-        .collect();
-    let mut piece_of_root = vec![usize::MAX; groups];
-    let mut pieces: Vec<Part> = Vec::new();
-    for g in 0..groups {
-        let root = uf.find(g);
-        if piece_of_root[root] == usize::MAX {
-            piece_of_root[root] = pieces.len();
-            pieces.push(Part {
-                cols: Vec::new(),
-                rows: Vec::new(),
-                limits: Vec::new(),
-            });
-        }
-        let piece = &mut pieces[piece_of_root[root]];
-        if g < n_parts {
-            piece.cols.extend(6 * g..6 * g + 6);
-        } else {
-            piece.cols.push(g + 5 * n_parts);
-        }
-    }
-    for (k, g) in row_group.iter().enumerate() {
-        // A used row with no unknown cannot be moved; it is reported with the first
-        // piece (it belongs to the cluster only through unknowns that cancel here).
-        let root = g.map_or(0, |g| uf.find(g));
-        if let Some(piece) = piece_of_root.get(root).and_then(|&p| pieces.get_mut(p)) {
-            if k < used.len() {
-                piece.rows.push(used[k]);
-            } else if let Some(&limit) = limits.get(k - used.len()) {
-                piece.limits.push(limit);
-            }
-        }
-    }
-    pieces
-}
-
-struct PieceReport {
-    iterations: usize,
-    residual: f64,
+pub(super) struct PieceReport {
+    pub(super) iterations: usize,
+    pub(super) residual: f64,
     /// The residuals of its equations at the end: `(local row, value)`.
-    residuals: Vec<(usize, f64)>,
-    rank: Option<usize>,
+    pub(super) residuals: Vec<(usize, f64)>,
+    pub(super) rank: Option<usize>,
     /// Its limit sides that bind (held as equations) and those still violated, with
     /// how far each is beyond its bound.
-    limits: Vec<(LimitRow, f64)>,
+    pub(super) limits: Vec<(LimitRow, f64)>,
     /// A staged solve fell back to solving the piece whole.
-    whole_again: bool,
+    pub(super) whole_again: bool,
 }
 
 /// How a piece solve starts and ends.
 #[derive(Debug, Clone, Copy)]
-struct Run {
+pub(super) struct Run {
     /// `out` already holds the evaluation at the starting state.
-    evaluated: bool,
+    pub(super) evaluated: bool,
     /// Reveal the rank at the end (a stage's is not needed).
-    rank: bool,
+    pub(super) rank: bool,
 }
 
 /// What every piece solve of a cluster shares: the thread's scratch, the cluster's
 /// local state and parameters (moved in place), its room, its column weights and the
 /// options. Whose equations are solved (the cluster's tape or a stage's) and into which
 /// output are passed beside it.
-struct Work<'w, 'p> {
-    scratch: &'w mut Scratch,
-    local: &'w mut [f64],
-    params: &'w mut Cow<'p, [f64]>,
-    room: &'w mut Room,
-    weight: &'w [f64],
-    options: SolveOptions,
+pub(super) struct Work<'w, 'p> {
+    pub(super) scratch: &'w mut Scratch,
+    pub(super) local: &'w mut [f64],
+    pub(super) params: &'w mut Cow<'p, [f64]>,
+    pub(super) room: &'w mut Room,
+    pub(super) weight: &'w [f64],
+    pub(super) options: SolveOptions,
 }
 
 /// Equations to solve: a tape and the output its evaluations go to.
-struct Equations<'t> {
-    tape: &'t ClusterTape,
-    out: &'t mut ClusterOutput,
+pub(super) struct Equations<'t> {
+    pub(super) tape: &'t ClusterTape,
+    pub(super) out: &'t mut ClusterOutput,
 }
 
 /// Solves a piece stage by stage, each stage with its own tape (see
 /// [`crate::blocks`]); when a stage after the first cannot hold, the piece is solved
 /// whole again from its start. The rank and residuals reported are the whole piece's,
 /// from one evaluation of the cluster at the end.
-fn solve_staged(
+pub(super) fn solve_staged(
     whole: Equations<'_>,
     piece: &Part,
     stages: &[StageTape],
@@ -454,7 +139,7 @@ fn solve_staged(
 /// Room a piece solve needs at its cluster's size (a column map, a trial state, a
 /// step), made once per cluster solve and shared by its pieces and stages, so that a
 /// stage of a few columns in a cluster of thousands costs its columns.
-pub(crate) struct Room {
+pub(super) struct Room {
     /// Piece column of each cluster column (`usize::MAX`: not in the piece solved).
     col_of: Vec<usize>,
     /// Equal to the local state outside the columns being solved.
@@ -463,7 +148,7 @@ pub(crate) struct Room {
 }
 
 impl Room {
-    pub(crate) fn new(cluster: &ClusterTape, local: &[f64]) -> Room {
+    pub(super) fn new(cluster: &ClusterTape, local: &[f64]) -> Room {
         let n = cluster.tangent_dimension();
         Room {
             col_of: vec![usize::MAX; n],
@@ -479,7 +164,7 @@ impl Room {
 }
 
 /// Solves a piece's equations over its columns, from where `work` stands.
-fn solve_piece(
+pub(super) fn solve_piece(
     equations: Equations<'_>,
     piece: &Part,
     run: Run,
