@@ -55,8 +55,8 @@ pub use joint::{
 };
 pub use json::{read_json, write_json, FORMAT_NAME, FORMAT_VERSION};
 pub use placement::{
-    matrix_to_quaternion, quaternion_multiply, quaternion_to_matrix, Placement, Pose, Rotation,
-    MATRIX_TOLERANCE,
+    matrix_to_quaternion, quaternion_multiply, quaternion_to_matrix, unit, Placement, Pose,
+    Rotation, MATRIX_TOLERANCE,
 };
 pub use scalar::{
     AngleUnit, LengthUnit, MassUnit, Parameter, ParameterValues, Scalar, TimeUnit, Units,

@@ -166,8 +166,7 @@ pub fn matrix_to_quaternion(m: [[f64; 3]; 3]) -> [f64; 4] {
         ]
     };
     let sign = if q[0] < 0.0 { -1.0 } else { 1.0 };
-    let n = q.iter().map(|c| c * c).sum::<f64>().sqrt();
-    q.map(|c| sign * c / n)
+    unit(q).map_or([1.0, 0.0, 0.0, 0.0], |u| u.map(|c| sign * c))
 }
 
 /// A placement problem and the sub-path it concerns (`rotation.axis`, ...).
@@ -217,30 +216,23 @@ impl Placement {
                         .eval(s, time)
                         .map_err(|e| ("rotation.quaternion", e))?;
                 }
-                let n = v.iter().map(|c| c * c).sum::<f64>().sqrt();
-                if n < 1e-12 {
-                    return Err(PlacementProblem {
-                        sub_path: "rotation.quaternion",
-                        message: "the quaternion is zero".into(),
-                    });
-                }
-                v.map(|c| c / n)
+                unit(v).ok_or_else(|| PlacementProblem {
+                    sub_path: "rotation.quaternion",
+                    message: "the quaternion is zero".into(),
+                })?
             }
             Rotation::AxisAngle { axis, angle } => {
                 let a = eval3("rotation.axis", axis)?;
-                let n = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
-                if n < 1e-12 {
-                    return Err(PlacementProblem {
-                        sub_path: "rotation.axis",
-                        message: "the rotation axis is zero".into(),
-                    });
-                }
+                let a = unit(a).ok_or_else(|| PlacementProblem {
+                    sub_path: "rotation.axis",
+                    message: "the rotation axis is zero".into(),
+                })?;
                 let theta = values
                     .eval(angle, time)
                     .map_err(|e| ("rotation.angle", e))?
                     * angle_radians;
                 let (s, c) = (theta / 2.0).sin_cos();
-                [c, s * a[0] / n, s * a[1] / n, s * a[2] / n]
+                [c, s * a[0], s * a[1], s * a[2]]
             }
             Rotation::Matrix(rows) => {
                 let mut m = [[0.0; 3]; 3];
@@ -259,6 +251,19 @@ impl Placement {
             quaternion,
         })
     }
+}
+
+/// `v` scaled to unit length, or `None` when it is zero (or not finite). Scaled by its
+/// largest component first, so that neither a huge vector (`1e200`) overflows the sum of
+/// squares nor a tiny one underflows it.
+pub fn unit<const N: usize>(v: [f64; N]) -> Option<[f64; N]> {
+    let largest = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    if !(largest > 0.0 && largest.is_finite()) {
+        return None;
+    }
+    let w = v.map(|x| x / largest);
+    let n = w.iter().map(|x| x * x).sum::<f64>().sqrt();
+    Some(w.map(|x| x / n))
 }
 
 /// Checks that `m` is orthonormal with determinant +1 within [`MATRIX_TOLERANCE`].

@@ -398,7 +398,7 @@ pub fn drag(
     };
     let n = system.tangent_dimension();
     let weights = column_weights(system);
-    let weight = |col: usize| weights.get(col).copied().unwrap_or(1.0);
+    let weight = |col: usize| weights[col];
     let mut report = solve(problem, state, params, options)?;
     let mut previous_miss = f64::INFINITY;
     for _ in 0..20 {

@@ -395,7 +395,7 @@ impl SparseNormal {
     fn transpose_times(&self, r: &[f64]) -> Mat<f64> {
         let mut rhs = Mat::<f64>::zeros(self.cols, 1);
         for row in 0..self.rows {
-            let ri = r.get(row).copied().unwrap_or(0.0);
+            let ri = r[row];
             for k in self.a_row_start[row]..self.a_row_start[row + 1] {
                 rhs[(self.a_cols[k], 0)] += self.a_values[k] * ri;
             }

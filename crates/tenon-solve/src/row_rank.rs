@@ -59,7 +59,7 @@ pub(crate) fn row_rank(
     let mut merged = Row::default();
     let mut other = Row::default();
     for (index, row) in rows.iter().enumerate() {
-        let mut a = normalise(row, rhs.get(index).copied().unwrap_or(0.0), columns);
+        let mut a = normalise(row, rhs[index], columns);
         let length = a.vals.iter().map(|v| v * v).sum::<f64>().sqrt();
         let threshold = tolerance * length;
         let mut placed = false;

@@ -214,7 +214,14 @@ impl System {
         for p in assembly.parameters() {
             let id = b.graph.new_param(p.name.clone());
             b.lowering_params.push((p.name.clone(), id));
-            params.push(values.get(&p.name).unwrap_or(f64::NAN));
+            // Every parameter of a valid assembly has a value.
+            let value = values
+                .get(&p.name)
+                .ok_or_else(|| SystemError::Unsupported {
+                    what: format!("parameter '{}'", p.name),
+                    message: "has no value".into(),
+                })?;
+            params.push(value);
         }
         let time = b.graph.new_param("t");
         b.lowering_params.push(("t".into(), time));

@@ -106,6 +106,7 @@ impl Lowering<'_> {
                     self.scalar(g, &q[2], what)?,
                     self.scalar(g, &q[3], what)?,
                 ];
+                let raw = prescale(g, raw);
                 let sq: Vec<ExprId> = raw.iter().map(|&c| g.powi(c, 2)).collect();
                 let sum = g.sum(&sq);
                 let norm = g.sqrt(sum);
@@ -114,6 +115,7 @@ impl Lowering<'_> {
             }
             Rotation::AxisAngle { axis, angle } => {
                 let a = self.vec3(g, axis, what)?;
+                let a = prescale(g, a);
                 let sq: Vec<ExprId> = a.iter().map(|&c| g.powi(c, 2)).collect();
                 let sum = g.sum(&sq);
                 let norm = g.sqrt(sum);
@@ -197,4 +199,19 @@ pub(crate) fn marker_frame(g: &mut ExprGraph, part: &Transform, local: &Transfor
 /// `a - b` for 3-vectors.
 pub(crate) fn sub3(g: &mut ExprGraph, a: [ExprId; 3], b: [ExprId; 3]) -> [ExprId; 3] {
     [g.sub(a[0], b[0]), g.sub(a[1], b[1]), g.sub(a[2], b[2])]
+}
+
+/// A direction given in numbers, scaled by its largest component (so that the norm
+/// taken next neither overflows nor underflows: a file may write `[1e200, 0, 0]`);
+/// a direction with expressions is left as it is.
+fn prescale<const N: usize>(g: &mut ExprGraph, v: [ExprId; N]) -> [ExprId; N] {
+    let numbers: Option<Vec<f64>> = v.iter().map(|&e| g.as_const(e)).collect();
+    let Some(numbers) = numbers else {
+        return v;
+    };
+    let largest = numbers.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    if !(largest > 0.0 && largest.is_finite()) {
+        return v;
+    }
+    std::array::from_fn(|k| g.constant(numbers[k] / largest))
 }

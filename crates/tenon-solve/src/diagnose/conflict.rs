@@ -39,10 +39,7 @@ pub(super) fn concentrate(cx: &ClusterAt<'_>, cols: &[usize]) -> Result<At, Solv
             *slot = k;
         }
     }
-    let col_weight: Vec<f64> = cols
-        .iter()
-        .map(|&c| weights.get(c).copied().unwrap_or(1.0))
-        .collect();
+    let col_weight: Vec<f64> = cols.iter().map(|&c| weights[c]).collect();
     let sum = |r: &[f64]| r.iter().map(|x| x.abs()).sum::<f64>();
     let mut at = (state.to_vec(), params.to_vec());
     let mut matrix = crate::linalg::StepMatrix::new(rows.len(), cols.len(), options.dense_columns);
@@ -59,7 +56,7 @@ pub(super) fn concentrate(cx: &ClusterAt<'_>, cols: &[usize]) -> Result<At, Solv
             .map(|x| (x * x + e * e).sqrt().recip().sqrt())
             .collect();
         for entry in &mut jac.entries {
-            entry.2 *= w.get(entry.0 as usize).copied().unwrap_or(1.0);
+            entry.2 *= w[entry.0 as usize];
         }
         let rw: Vec<f64> = r.iter().zip(&w).map(|(a, b)| a * b).collect();
         matrix.fill(&jac, &col_of, &col_weight);
@@ -77,10 +74,7 @@ pub(super) fn concentrate(cx: &ClusterAt<'_>, cols: &[usize]) -> Result<At, Solv
             system.retract(&mut next.0, &delta)?;
             system.update_turns(compiled, &at.0, &next.0, &mut next.1)?;
             let all = system.residuals(compiled, &next.0, &next.1)?;
-            let trial: Vec<f64> = rows
-                .iter()
-                .map(|&k| all.get(k).copied().unwrap_or(0.0))
-                .collect();
+            let trial: Vec<f64> = rows.iter().map(|&k| all[k]).collect();
             if sum(&trial) < before {
                 at = next;
                 accepted = true;
@@ -161,7 +155,5 @@ pub(super) fn violation_without(
         .problem
         .system
         .residuals(cx.problem.compiled, &held.0, &held.1)?;
-    Ok(Some(own.iter().fold(0.0f64, |m, &k| {
-        m.max(r.get(k).copied().unwrap_or(0.0).abs())
-    })))
+    Ok(Some(own.iter().fold(0.0f64, |m, &k| m.max(r[k].abs()))))
 }

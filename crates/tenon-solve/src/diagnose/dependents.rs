@@ -43,7 +43,7 @@ pub(super) fn classify(
         add_conflict(&mut conflicts, set, gap, cx.joint_order);
     }
     redundant.retain(|j| !conflicts.iter().any(|c| c.joints.last() == Some(j)));
-    redundant.sort_by_key(|j| cx.joint_order.get(j).copied().unwrap_or(usize::MAX));
+    redundant.sort_by_key(|j| cx.joint_order[j]);
     Findings {
         redundant,
         conflicts,
@@ -83,8 +83,7 @@ fn add_conflict(
         Some(c) => {
             c.violation = c.violation.hypot(gap);
             c.joints.extend(set);
-            c.joints
-                .sort_by_key(|j| joint_order.get(j).copied().unwrap_or(usize::MAX));
+            c.joints.sort_by_key(|j| joint_order[j]);
             c.joints.dedup();
         }
         None => conflicts.push(Conflict {

@@ -373,7 +373,7 @@ pub fn diagnose(
             clusters.push(sparse.diagnose(c, &jac, &residuals, base)?);
             continue;
         }
-        let weight = |col: usize| weights.get(col).copied().unwrap_or(1.0);
+        let weight = |col: usize| weights[col];
         let mut a = DMatrix::<f64>::zeros(rows.len(), cols.len());
         for &(r, col, v) in &jac.entries {
             if let Some(&k) = col_of.get(&(col as usize)) {

@@ -109,7 +109,7 @@ pub(super) fn free_motions(
         let origin = system
             .free_parts()
             .get(index)
-            .map(|fp| [0, 1, 2].map(|c| state.get(fp.vars[c].index()).copied().unwrap_or(0.0)))
+            .map(|fp| [0, 1, 2].map(|c| state[fp.vars[c].index()]))
             .unwrap_or([0.0; 3]);
         // Motions of this part alone: null combinations that leave every other row 0.
         let others = DMatrix::from_fn(n - 6, d, |i, k| {

@@ -25,7 +25,7 @@ pub(super) fn combination_joints(
         .filter_map(|&(k, _)| joint_of_row(k))
         .chain(std::iter::once(joint))
         .collect();
-    set.sort_by_key(|j| joint_order.get(j).copied().unwrap_or(usize::MAX));
+    set.sort_by_key(|j| joint_order[j]);
     set.dedup();
     set
 }
@@ -86,11 +86,11 @@ pub(super) fn analyse_rows(a: &DMatrix<f64>, residuals: &[f64]) -> RowAnalysis {
         let combined: f64 = c
             .iter()
             .zip(&independent)
-            .map(|(cm, &row)| cm * residuals.get(row).copied().unwrap_or(0.0))
+            .map(|(cm, &row)| cm * residuals[row])
             .sum();
         dependent.push(Dependent {
             row: i,
-            gap: residuals.get(i).copied().unwrap_or(0.0) - combined,
+            gap: residuals[i] - combined,
             coefficients: independent.iter().copied().zip(c).collect(),
         });
     }

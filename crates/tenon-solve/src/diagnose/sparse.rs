@@ -36,7 +36,7 @@ impl SparseCluster<'_> {
             let col = col as usize;
             if let (Some(&k), Some(row)) = (self.col_of.get(&col), sparse_rows.get_mut(r as usize))
             {
-                let w = cx.weights.get(col).copied().unwrap_or(1.0);
+                let w = cx.weights[col];
                 row.push((k as u32, v / w));
             }
         }
@@ -130,10 +130,7 @@ impl SparseCluster<'_> {
                 }
             }
         }
-        let r: Vec<f64> = rows
-            .iter()
-            .map(|&k| residuals.get(k).copied().unwrap_or(0.0))
-            .collect();
+        let r: Vec<f64> = rows.iter().map(|&k| residuals[k]).collect();
         let analysis = analyse_rows(&a, &r);
         let last = rows.len() - 1;
         let dep = analysis.dependent.iter().find(|d| d.row == last)?;

@@ -48,12 +48,7 @@ pub(crate) struct ClusterResult {
 /// The weights of a cluster's local tangent columns, from the system's.
 fn local_weights(cluster: &ClusterTape, weights: &[f64]) -> Vec<f64> {
     (0..cluster.tangent_dimension())
-        .map(|k| {
-            weights
-                .get(cluster.global_column(k))
-                .copied()
-                .unwrap_or(1.0)
-        })
+        .map(|k| weights[cluster.global_column(k)])
         .collect()
 }
 

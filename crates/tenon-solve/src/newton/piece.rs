@@ -505,7 +505,7 @@ fn final_residuals(piece: &Part, out: &ClusterOutput) -> Vec<(usize, f64)> {
     piece
         .rows
         .iter()
-        .map(|&k| (k, out.residuals().get(k).copied().unwrap_or(0.0)))
+        .map(|&k| (k, out.residuals()[k]))
         .collect()
 }
 
@@ -547,7 +547,7 @@ fn limit_report(
         .limits
         .iter()
         .filter_map(|l| {
-            let excess = l.excess(out.residuals().get(l.row).copied().unwrap_or(0.0));
+            let excess = l.excess(out.residuals()[l.row]);
             (active.contains(l) || excess > options.tolerance).then_some((*l, excess))
         })
         .collect()
