@@ -6,10 +6,10 @@
 //! half-written file, and the input is never changed.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use clap::{Parser, Subcommand};
 
 /// Tenon, a parametric assembly solver for CAD.
@@ -56,6 +56,7 @@ enum Command {
 }
 
 mod check;
+mod output;
 mod render;
 mod solve;
 
@@ -74,6 +75,27 @@ pub(crate) fn emit(text: &str) {
 
 pub(crate) fn bad_input(error: anyhow::Error) -> Failure {
     Failure { status: 2, error }
+}
+
+/// The environment variable that changes the input size limit (bytes).
+const MAX_INPUT_VARIABLE: &str = "TENON_MAX_INPUT_BYTES";
+
+/// Reads an assembly file (not built), with the size limit of the environment.
+pub(crate) fn read(path: &std::path::Path) -> Result<tenon::Assembly, Failure> {
+    let mut options = tenon::LoadOptions::default();
+    if let Ok(value) = std::env::var(MAX_INPUT_VARIABLE) {
+        options.max_bytes = value.trim().parse().map_err(|_| {
+            bad_input(anyhow!(
+                "{MAX_INPUT_VARIABLE}={value}: expected a number of bytes"
+            ))
+        })?;
+    }
+    tenon::load_with(path, options).map_err(|e| match e {
+        tenon::Error::TooLarge { .. } => bad_input(anyhow!(
+            "{e} (set {MAX_INPUT_VARIABLE} to read larger files)"
+        )),
+        e => bad_input(anyhow!(e)),
+    })
 }
 
 fn main() -> ExitCode {
@@ -105,11 +127,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
         } => solve::run(&file, &set, output.as_deref(), json),
         Command::Check { file, json } => check::run(&file, json),
         Command::Convert { input, output } => {
-            let assembly = tenon::load(&input).map_err(|e| bad_input(anyhow!(e)))?;
-            write_atomically(&output, tenon::write_json(&assembly).as_bytes())
-                .map_err(bad_input)?;
+            output::check(&output, &[&input])?;
+            let assembly = read(&input)?;
+            output::write(&output, tenon::write_json(&assembly).as_bytes()).map_err(bad_input)?;
             // Said on stderr, so piping the JSON (`-`) stays clean.
-            if output.as_os_str() == "-" {
+            if output::is_stdout(&output) {
                 return Ok(());
             }
             let _ = writeln!(
@@ -123,39 +145,4 @@ fn run(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
     }
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename;
-/// `-` is standard output.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    if path.as_os_str() == "-" {
-        let mut out = std::io::stdout().lock();
-        // A reader that closed the pipe early is no error worth a status.
-        let _ = out.write_all(bytes).and_then(|()| out.flush());
-        return Ok(());
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let file_name = path
-        .file_name()
-        .ok_or_else(|| anyhow!("{}: not a file name", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tenon-tmp-{}",
-        file_name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| -> anyhow::Result<()> {
-        let mut f = std::fs::File::create(&tmp)
-            .with_context(|| format!("{}: cannot write", path.display()))?;
-        f.write_all(bytes)
-            .and_then(|()| f.sync_all())
-            .with_context(|| format!("{}: cannot write", path.display()))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("{}: cannot write", path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

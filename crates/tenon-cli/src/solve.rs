@@ -10,7 +10,7 @@ use crate::render::{
     coordinate_name, joint_name, messages, part_list, part_name, pose_json, side_name,
     HUMAN_CLUSTERS,
 };
-use crate::{bad_input, write_atomically, Failure};
+use crate::{bad_input, output as out_file, Failure};
 
 /// Applies `--set NAME=NUMBER` options (unknown names and bad numbers are usage errors;
 /// a value the assembly cannot take, such as a radius of 0, is bad input naming the
@@ -91,7 +91,7 @@ impl Progress {
 /// Loads `file`, applies `--set`s and builds, with a progress line for large
 /// assemblies (returned, for the solve to go on with).
 pub(crate) fn load(file: &Path, sets: &[String]) -> Result<(Mechanism, Progress), Failure> {
-    let mut assembly = tenon::load(file).map_err(|e| bad_input(anyhow!(e)))?;
+    let mut assembly = crate::read(file)?;
     apply_sets(&mut assembly, sets, file)?;
     let name = file.display().to_string();
     let progress = Progress::new(assembly.part_count());
@@ -107,6 +107,9 @@ pub(crate) fn run(
     as_json: bool,
 ) -> Result<(), Failure> {
     let name = file.display().to_string();
+    if let Some(out) = output {
+        out_file::check(out, &[file])?;
+    }
     let (mut mechanism, progress) = load(file, sets)?;
     let report = mechanism
         .solve_with_progress(&mut |p| progress.phase(p))
@@ -126,7 +129,7 @@ pub(crate) fn run(
     crate::emit(&text);
     if let Some(out) = output {
         if report.converged {
-            write_atomically(out, tenon::write_json(&shown).as_bytes()).map_err(bad_input)?;
+            out_file::write(out, tenon::write_json(&shown).as_bytes()).map_err(bad_input)?;
         }
     }
     if report.converged {

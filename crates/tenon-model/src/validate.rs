@@ -10,6 +10,8 @@
 //! **Invariant:** the message of a broken rule is the same whoever built the element;
 //! only the place differs.
 
+use std::fmt;
+
 use crate::assembly::{Forces, Mass, Motion, Part, Simulation, Spring};
 use crate::joint::{CamProfile, Field, Joint, Limits, MarkerSpec, Rule, MAX_PROFILE_POINTS};
 use crate::placement::Placement;
@@ -84,49 +86,66 @@ pub(crate) struct Numbers<'a> {
     pub(crate) units: Units,
 }
 
+// Places are `fmt::Arguments`, spelled out only when a rule is broken: a parameter
+// change re-checks every element, and formatting a path per number would cost more
+// than the checks.
 impl Numbers<'_> {
     /// A scalar's value (at time `t` for what may move), finite.
-    pub(crate) fn eval(&self, s: &Scalar, at: &str, t: Option<f64>) -> Result<f64, Invalid> {
+    pub(crate) fn eval(
+        &self,
+        s: &Scalar,
+        at: fmt::Arguments<'_>,
+        t: Option<f64>,
+    ) -> Result<f64, Invalid> {
         self.values
             .eval(s, t)
-            .map_err(|e| Invalid::new(at, e.message))
+            .map_err(|e| Invalid::new(at.to_string(), e.message))
     }
 
     /// A scalar's value, checked against `rule`.
-    pub(crate) fn rule(&self, s: &Scalar, at: &str, rule: Rule) -> Result<f64, Invalid> {
+    pub(crate) fn rule(
+        &self,
+        s: &Scalar,
+        at: fmt::Arguments<'_>,
+        rule: Rule,
+    ) -> Result<f64, Invalid> {
         let x = self.eval(s, at, None)?;
         rule.check(x, self.units.angle)
-            .map_err(|message| Invalid::new(at, message))?;
+            .map_err(|message| Invalid::new(at.to_string(), message))?;
         Ok(x)
     }
 
-    fn vector(&self, v: &[Scalar], at: &str, t: Option<f64>) -> Checked {
+    fn vector(&self, v: &[Scalar], at: fmt::Arguments<'_>, t: Option<f64>) -> Checked {
         for (k, s) in v.iter().enumerate() {
-            self.eval(s, &format!("{at}[{k}]"), t)?;
+            self.eval(s, format_args!("{at}[{k}]"), t)?;
         }
         Ok(())
     }
 
-    /// Every number of a placement, then its rotation (zero axis or quaternion,
-    /// non-orthonormal matrix).
+    /// A placement evaluates: every number (the first that does not names its place),
+    /// then its rotation (zero axis or quaternion, non-orthonormal matrix).
     pub(crate) fn placement(&self, p: &Placement, t: Option<f64>) -> Checked {
-        self.vector(&p.position, "position", t)?;
+        let Err(problem) = p.evaluate(self.values, self.units.angle.radians(), t) else {
+            return Ok(());
+        };
+        // Which number, when a number is what failed.
+        self.vector(&p.position, format_args!("position"), t)?;
         match &p.rotation {
             crate::Rotation::Identity => {}
-            crate::Rotation::Quaternion(q) => self.vector(q, "rotation.quaternion", t)?,
+            crate::Rotation::Quaternion(q) => {
+                self.vector(q, format_args!("rotation.quaternion"), t)?
+            }
             crate::Rotation::AxisAngle { axis, angle } => {
-                self.vector(axis, "rotation.axis", t)?;
-                self.eval(angle, "rotation.angle", t)?;
+                self.vector(axis, format_args!("rotation.axis"), t)?;
+                self.eval(angle, format_args!("rotation.angle"), t)?;
             }
             crate::Rotation::Matrix(rows) => {
                 for (k, row) in rows.iter().enumerate() {
-                    self.vector(row, &format!("rotation.matrix[{k}]"), t)?;
+                    self.vector(row, format_args!("rotation.matrix[{k}]"), t)?;
                 }
             }
         }
-        p.evaluate(self.values, self.units.angle.radians(), t)
-            .map(|_| ())
-            .map_err(|e| Invalid::new(e.sub_path, e.message))
+        Err(Invalid::new(problem.sub_path, problem.message))
     }
 }
 
@@ -158,12 +177,12 @@ pub(crate) fn part(p: &Part, n: Numbers<'_>) -> Checked {
 
 /// Mass properties: a positive mass, and an inertia a real body can have.
 pub(crate) fn mass(m: &Mass, n: Numbers<'_>) -> Checked {
-    n.rule(&m.mass, "mass", Rule::Positive)?;
-    n.vector(&m.center_of_mass, "center_of_mass", None)?;
+    n.rule(&m.mass, format_args!("mass"), Rule::Positive)?;
+    n.vector(&m.center_of_mass, format_args!("center_of_mass"), None)?;
     let mut values = [[0.0; 3]; 3];
     for (r, row) in m.inertia.iter().enumerate() {
         for (c, s) in row.iter().enumerate() {
-            values[r][c] = n.eval(s, &format!("inertia[{r}][{c}]"), None)?;
+            values[r][c] = n.eval(s, format_args!("inertia[{r}][{c}]"), None)?;
         }
     }
     check_inertia(&values).map_err(|message| Invalid::new("inertia", message))
@@ -262,7 +281,7 @@ pub(crate) fn joint(j: &Joint, n: Numbers<'_>) -> Checked {
     for field in Field::ALL {
         match (ty.field_use(field), j.field(field)) {
             (Some(usage), Some(s)) => {
-                n.rule(s, field.key(), usage.rule)?;
+                n.rule(s, format_args!("{}", field.key()), usage.rule)?;
             }
             (Some(usage), None) if usage.required => {
                 return Err(Invalid::new(
@@ -318,12 +337,12 @@ pub(crate) fn profile(p: &CamProfile, n: Numbers<'_>) -> Checked {
     };
     match p {
         CamProfile::Circle { radius } => {
-            n.rule(radius, "circle.radius", Rule::Positive)?;
+            n.rule(radius, format_args!("circle.radius"), Rule::Positive)?;
         }
         CamProfile::Polar(radii) => {
             count("polar", "radii", radii.len())?;
             for (k, r) in radii.iter().enumerate() {
-                n.rule(r, &format!("polar[{k}]"), Rule::Positive)?;
+                n.rule(r, format_args!("polar[{k}]"), Rule::Positive)?;
             }
         }
         CamProfile::Points(points) => {
@@ -331,8 +350,8 @@ pub(crate) fn profile(p: &CamProfile, n: Numbers<'_>) -> Checked {
             let mut xy = Vec::with_capacity(points.len());
             for (k, [x, y]) in points.iter().enumerate() {
                 xy.push([
-                    n.eval(x, &format!("points[{k}][0]"), None)?,
-                    n.eval(y, &format!("points[{k}][1]"), None)?,
+                    n.eval(x, format_args!("points[{k}][0]"), None)?,
+                    n.eval(y, format_args!("points[{k}][1]"), None)?,
                 ]);
             }
             // Each point must differ from the one before it (the last from the first:
@@ -381,7 +400,7 @@ fn limits(j: &Joint, limits: &Limits, n: Numbers<'_>) -> Checked {
         let mut sides = [None, None];
         for (k, (side, s)) in sides.iter_mut().zip([&range.min, &range.max]).enumerate() {
             if let Some(s) = s {
-                *side = Some(n.eval(s, &format!("{at}[{k}]"), None)?);
+                *side = Some(n.eval(s, format_args!("{at}[{k}]"), None)?);
             }
         }
         match sides {
@@ -406,7 +425,7 @@ fn limits(j: &Joint, limits: &Limits, n: Numbers<'_>) -> Checked {
 /// A motion drives a free coordinate of its joint with a value that evaluates at t = 0.
 pub(crate) fn motion(m: &Motion, joint: &Joint, n: Numbers<'_>) -> Checked {
     let at = m.coordinate.field().key();
-    n.eval(&m.value, at, Some(0.0))?;
+    n.eval(&m.value, format_args!("{at}"), Some(0.0))?;
     if !joint.joint_type.has_free(m.coordinate.field()) {
         return Err(Invalid::new(
             at,
@@ -427,33 +446,36 @@ pub(crate) fn spring(s: &Spring, n: Numbers<'_>) -> Checked {
             n.placement(p, None).map_err(|e| e.under(end))?;
         }
     }
-    n.rule(&s.stiffness, "stiffness", Rule::NonNegative)?;
-    n.rule(&s.rest_length, "rest_length", Rule::NonNegative)?;
-    n.rule(&s.damping, "damping", Rule::NonNegative)?;
+    n.rule(&s.stiffness, format_args!("stiffness"), Rule::NonNegative)?;
+    n.rule(
+        &s.rest_length,
+        format_args!("rest_length"),
+        Rule::NonNegative,
+    )?;
+    n.rule(&s.damping, format_args!("damping"), Rule::NonNegative)?;
     Ok(())
 }
 
 /// Forces: gravity, springs (ids unique) and loads evaluate.
 pub(crate) fn forces(f: &Forces, n: Numbers<'_>) -> Checked {
     if let Some(g) = &f.gravity {
-        n.vector(g, "gravity", None)?;
+        n.vector(g, format_args!("gravity"), None)?;
     }
+    let mut ids = rustc_hash::FxHashSet::default();
     for (k, s) in f.springs.iter().enumerate() {
-        let at = format!("springs[{k}]");
-        if f.springs[..k].iter().any(|o| o.id == s.id) {
+        if !ids.insert(s.id.as_str()) {
             return Err(Invalid::new(
-                format!("{at}.id"),
+                format!("springs[{k}].id"),
                 format!("spring id '{}' is used twice", s.id),
             ));
         }
-        spring(s, n).map_err(|e| e.under(&at))?;
+        spring(s, n).map_err(|e| e.under(&format!("springs[{k}]")))?;
     }
     for (k, l) in f.loads.iter().enumerate() {
-        let at = format!("loads[{k}]");
-        n.vector(&l.force, &format!("{at}.force"), None)?;
-        n.vector(&l.torque, &format!("{at}.torque"), None)?;
+        n.vector(&l.force, format_args!("loads[{k}].force"), None)?;
+        n.vector(&l.torque, format_args!("loads[{k}].torque"), None)?;
         if let Some(p) = &l.at {
-            n.vector(p, &format!("{at}.at"), None)?;
+            n.vector(p, format_args!("loads[{k}].at"), None)?;
         }
     }
     Ok(())
@@ -461,10 +483,10 @@ pub(crate) fn forces(f: &Forces, n: Numbers<'_>) -> Checked {
 
 /// Simulation settings: a positive end time, step and output step.
 pub(crate) fn simulation(s: &Simulation, n: Numbers<'_>) -> Checked {
-    n.rule(&s.end, "end", Rule::Positive)?;
-    n.rule(&s.step, "step", Rule::Positive)?;
+    n.rule(&s.end, format_args!("end"), Rule::Positive)?;
+    n.rule(&s.step, format_args!("step"), Rule::Positive)?;
     if let Some(o) = &s.output_step {
-        n.rule(o, "output_step", Rule::Positive)?;
+        n.rule(o, format_args!("output_step"), Rule::Positive)?;
     }
     Ok(())
 }

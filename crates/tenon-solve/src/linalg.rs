@@ -394,8 +394,8 @@ impl SparseNormal {
     /// `A^T r` as a column.
     fn transpose_times(&self, r: &[f64]) -> Mat<f64> {
         let mut rhs = Mat::<f64>::zeros(self.cols, 1);
-        for row in 0..self.rows {
-            let ri = r[row];
+        debug_assert_eq!(r.len(), self.rows);
+        for (row, &ri) in r.iter().enumerate() {
             for k in self.a_row_start[row]..self.a_row_start[row + 1] {
                 rhs[(self.a_cols[k], 0)] += self.a_values[k] * ri;
             }

@@ -25,6 +25,16 @@ pub enum Error {
         /// Why.
         message: String,
     },
+    /// A file larger than the limit (see `LoadOptions`).
+    #[error("{path}: {size} bytes, larger than the limit of {limit} bytes")]
+    TooLarge {
+        /// The file.
+        path: String,
+        /// Its size (at least).
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// No parameter of that name.
     #[error("no parameter '{0}'")]
     UnknownParameter(String),

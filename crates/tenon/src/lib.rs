@@ -75,7 +75,7 @@ mod mechanism;
 mod report;
 
 pub use error::Error;
-pub use mechanism::{load, Mechanism};
+pub use mechanism::{load, load_with, LoadOptions, Mechanism, MAX_INPUT_BYTES};
 pub use report::{ClusterReport, Constraint, Grounding, Phase, Report, Unsatisfied};
 
 // The model: what a host builds in code, and what reports refer to.

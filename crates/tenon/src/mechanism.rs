@@ -54,15 +54,67 @@ impl Built {
     }
 }
 
+/// Files larger than this are refused by [`load`] (256 MiB: a 10,000-part assembly is
+/// a few megabytes); [`load_with`] takes another limit.
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// How [`load_with`] reads a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Files larger than this many bytes are refused.
+    pub max_bytes: u64,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            max_bytes: MAX_INPUT_BYTES,
+        }
+    }
+}
+
 /// Reads an assembly file without building it: `.asmt` by its extension, JSON v1
-/// otherwise. Errors name the file and the place in it.
+/// otherwise. Errors name the file and the place in it. Only regular files are read
+/// (not a device, a pipe or a directory), up to [`MAX_INPUT_BYTES`].
 pub fn load(path: impl AsRef<Path>) -> Result<Assembly, Error> {
+    load_with(path, LoadOptions::default())
+}
+
+/// [`load`] with other options (a larger or smaller size limit).
+pub fn load_with(path: impl AsRef<Path>, options: LoadOptions) -> Result<Assembly, Error> {
+    use std::io::Read;
     let path = path.as_ref();
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+    let io = |message: String| Error::Io {
         path: name.clone(),
-        message: e.to_string(),
-    })?;
+        message,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| io(e.to_string()))?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file (a device, a pipe or a socket)"
+        };
+        return Err(io(format!("{what}: refused")));
+    }
+    let too_large = |size: u64| Error::TooLarge {
+        path: name.clone(),
+        size,
+        limit: options.max_bytes,
+    };
+    if meta.len() > options.max_bytes {
+        return Err(too_large(meta.len()));
+    }
+    // Read no more than the limit even if the file grows meanwhile.
+    let file = std::fs::File::open(path).map_err(|e| io(e.to_string()))?;
+    let mut text = String::new();
+    file.take(options.max_bytes.saturating_add(1))
+        .read_to_string(&mut text)
+        .map_err(|e| io(e.to_string()))?;
+    if text.len() as u64 > options.max_bytes {
+        return Err(too_large(text.len() as u64));
+    }
     let is_asmt = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("asmt"));

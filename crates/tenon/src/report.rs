@@ -2,6 +2,7 @@
 //! through [`Mechanism::part_id`](crate::Mechanism::part_id) and
 //! [`Mechanism::joint_id`](crate::Mechanism::joint_id)), never equation indices.
 
+use rustc_hash::FxHashSet;
 use tenon_model::{Coordinate, JointKey, PartKey};
 use tenon_solve::{LimitReport, Status};
 use tenon_system::{Owner, System};
@@ -127,14 +128,13 @@ impl Report {
             .clusters
             .into_iter()
             .map(|c| {
-                let mut joints: Vec<JointKey> = Vec::new();
-                for &e in &c.equations {
-                    if let Some(j) = constraint_of(system, assembly, e).map(Constraint::joint) {
-                        if !joints.contains(&j) {
-                            joints.push(j);
-                        }
-                    }
-                }
+                let mut seen: FxHashSet<JointKey> = FxHashSet::default();
+                let joints: Vec<JointKey> = c
+                    .equations
+                    .iter()
+                    .filter_map(|&e| constraint_of(system, assembly, e).map(Constraint::joint))
+                    .filter(|&j| seen.insert(j))
+                    .collect();
                 ClusterReport {
                     status: status(&c),
                     parts: c.parts,

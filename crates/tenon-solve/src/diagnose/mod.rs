@@ -279,14 +279,12 @@ pub fn diagnose(
             let order = order_of.joint_of(r).and_then(|j| joint_order.get(&j));
             (order.copied().unwrap_or(usize::MAX), r)
         });
-        let mut joints: Vec<JointKey> = Vec::new();
-        for &r in &rows {
-            if let Some(j) = order_of.joint_of(r) {
-                if !joints.contains(&j) {
-                    joints.push(j);
-                }
-            }
-        }
+        let mut seen: rustc_hash::FxHashSet<JointKey> = rustc_hash::FxHashSet::default();
+        let joints: Vec<JointKey> = rows
+            .iter()
+            .filter_map(|&r| order_of.joint_of(r))
+            .filter(|&j| seen.insert(j))
+            .collect();
         let (residuals, jac) = system.tangent_jacobian_of_rows(compiled, state, params, &rows)?;
         // Columns: the parts' 6 each, then extra unknowns met in the rows.
         let mut cols: Vec<usize> = c
