@@ -377,3 +377,41 @@ proptest::proptest! {
         }
     }
 }
+
+/// Every `.asmt` file cut at a line end (the project's own, and the corpus's when it is
+/// there) is refused, naming a line: a file that ends early never loads as a smaller
+/// assembly. Garbage after `TimeSeries` is refused too.
+#[test]
+fn a_file_that_ends_early_is_refused_naming_the_line() {
+    let mut files = vec![("crank-slider.asmt".to_string(), common::own_asmt())];
+    files.extend(common::corpus(
+        "a_file_that_ends_early_is_refused_naming_the_line",
+    ));
+    let mut cuts = 0;
+    for (name, text) in &files {
+        let text = text.replace("\r\n", "\n");
+        assert!(read_asmt(&text, None).is_ok(), "{name} whole");
+        let whole = text.trim_end();
+        for (at, _) in text.match_indices('\n') {
+            let cut = &text[..at + 1];
+            // Nothing cut, or only another solver's results (the assembly is whole).
+            if cut.trim_end() == whole || text[at + 1..].starts_with("TimeSeries") {
+                continue;
+            }
+            cuts += 1;
+            let err = read_asmt(cut, Some("cut.asmt"))
+                .err()
+                .unwrap_or_else(|| panic!("{name} cut after byte {at} loaded"));
+            assert!(
+                matches!(err.place(), Place::Line { .. }),
+                "{name} cut after byte {at}: {err}"
+            );
+        }
+        if text.contains("\nTimeSeries") {
+            let garbage = format!("{whole}\nthis is not a row\n");
+            let err = read_asmt(&garbage, None).unwrap_err();
+            assert!(err.message().contains("TimeSeries"), "{name}: {err}");
+        }
+    }
+    assert!(cuts >= 400, "{cuts} cuts");
+}

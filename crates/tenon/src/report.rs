@@ -2,7 +2,6 @@
 //! through [`Mechanism::part_id`](crate::Mechanism::part_id) and
 //! [`Mechanism::joint_id`](crate::Mechanism::joint_id)), never equation indices.
 
-use rustc_hash::FxHashSet;
 use tenon_model::{Coordinate, JointKey, PartKey};
 use tenon_solve::{LimitReport, Status};
 use tenon_system::{Owner, System};
@@ -128,13 +127,16 @@ impl Report {
             .clusters
             .into_iter()
             .map(|c| {
-                let mut seen: FxHashSet<JointKey> = FxHashSet::default();
-                let joints: Vec<JointKey> = c
-                    .equations
-                    .iter()
-                    .filter_map(|&e| constraint_of(system, assembly, e).map(Constraint::joint))
-                    .filter(|&j| seen.insert(j))
-                    .collect();
+                // Equations come joint by joint in file order, then motions: a joint's
+                // rows are consecutive, and only a motion can name a joint again.
+                let mut joints: Vec<JointKey> = Vec::new();
+                for &e in &c.equations {
+                    match constraint_of(system, assembly, e) {
+                        Some(Constraint::Motion(j)) if joints.contains(&j) => {}
+                        Some(k) if joints.last() != Some(&k.joint()) => joints.push(k.joint()),
+                        _ => {}
+                    }
+                }
                 ClusterReport {
                     status: status(&c),
                     parts: c.parts,

@@ -16,6 +16,7 @@
 //! | `motion` | motions, general motions and limits; OndselSolver formulas in Tenon's syntax |
 //! | `curves` | `RefCurves` and the curve contacts between them |
 //! | `series` | the `TimeSeries` block (another solver's poses per frame) |
+//! | `complete` | a file that ends early is an error: the sections a whole file has, the `TimeSeries` block's shape and counts |
 
 use std::cell::RefCell;
 
@@ -39,11 +40,20 @@ pub fn read_asmt(
         curves: RefCell::default(),
     };
     reader.contact_markers = reader.contact_marker_names();
-    reader.assembly().map_err(|e| e.in_source(source_name))
+    let read = || -> Result<Assembly> {
+        let assembly = reader.assembly()?;
+        if let Some(line) = tree.time_series_line() {
+            let expected = reader.series_expected(reader.root()?)?;
+            complete::check_time_series(text, line, expected)?;
+        }
+        Ok(assembly)
+    };
+    read().map_err(|e| e.in_source(source_name))
 }
 
 type Result<T> = std::result::Result<T, ModelError>;
 
+mod complete;
 mod curves;
 mod model;
 mod motion;

@@ -46,14 +46,23 @@ impl<'a> Reader<'_, 'a> {
         Ok(markers)
     }
 
+    /// The `Assembly` item.
+    pub(super) fn root(&self) -> Result<usize> {
+        let top = self.kids(ROOT);
+        top.iter()
+            .copied()
+            .find(|&n| self.text(n).trim() == "Assembly")
+            .ok_or_else(|| {
+                ModelError::at_line(
+                    1,
+                    "no 'Assembly' item at the top level (not an .asmt file?)",
+                )
+            })
+    }
+
     pub(super) fn assembly(&self) -> Result<Assembly> {
         let top = self.kids(ROOT);
-        let Some(&root) = top.iter().find(|&&n| self.text(n).trim() == "Assembly") else {
-            return Err(ModelError::at_line(
-                1,
-                "no 'Assembly' item at the top level (not an .asmt file?)",
-            ));
-        };
+        let root = self.root()?;
         for &n in top {
             // The first line is a banner ("OndselSolver", "freeCAD: ..."); nothing else may
             // stand at the top level.
@@ -88,6 +97,7 @@ impl<'a> Reader<'_, 'a> {
                 "AnimationParameters",
             ],
         )?;
+        self.require_sections(root)?;
         let units = Units {
             length: LengthUnit::M,
             angle: AngleUnit::Rad,

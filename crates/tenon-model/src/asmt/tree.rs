@@ -20,6 +20,10 @@ pub(super) struct Node<'a> {
 #[derive(Debug)]
 pub(super) struct Tree<'a> {
     pub(super) nodes: Vec<Node<'a>>,
+    /// The line of `TimeSeries`, when the file has the block.
+    time_series: Option<usize>,
+    /// The last line of the file.
+    last: usize,
 }
 
 pub(super) const ROOT: usize = 0;
@@ -33,6 +37,12 @@ impl<'a> Tree<'a> {
         }];
         // (node, depth) of the open ancestors; the root has depth -1.
         let mut stack: Vec<(usize, isize)> = vec![(ROOT, -1)];
+        let mut time_series = None;
+        let last = text
+            .trim_end_matches(['\n', '\r'])
+            .split('\n')
+            .count()
+            .max(1);
         for (k, raw) in text.split('\n').enumerate() {
             let line = k + 1;
             let raw = raw.strip_suffix('\r').unwrap_or(raw);
@@ -44,6 +54,7 @@ impl<'a> Tree<'a> {
                 continue;
             }
             if depth == 0 && content.starts_with("TimeSeries") {
+                time_series = Some(line);
                 break;
             }
             if content.starts_with(' ') {
@@ -73,7 +84,21 @@ impl<'a> Tree<'a> {
             nodes[parent].children.push(id);
             stack.push((id, depth));
         }
-        Ok(Tree { nodes })
+        Ok(Tree {
+            nodes,
+            time_series,
+            last,
+        })
+    }
+
+    /// The line of `TimeSeries`, if the file has the block.
+    pub(super) fn time_series_line(&self) -> Option<usize> {
+        self.time_series
+    }
+
+    /// The last line of the file (where a truncated file ends).
+    pub(super) fn last_line(&self) -> usize {
+        self.last
     }
 
     pub(super) fn node(&self, n: usize) -> &Node<'a> {
