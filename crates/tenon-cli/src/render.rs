@@ -73,7 +73,8 @@ pub(crate) fn messages(assembly: &Assembly, report: &Report) -> Vec<String> {
             LimitSide::Max => "upper",
         };
         let what = coordinate_name(l.coordinate);
-        if l.excess > 0.0 {
+        // Held at the bound to the solve's tolerance is held, not broken.
+        if l.excess > tenon::TOLERANCE {
             let amount = match l.coordinate {
                 Coordinate::Angle => format!("{:.4} degrees", l.excess.to_degrees()),
                 Coordinate::Distance => format!("{:.4e}", l.excess),

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::anyhow;
 use serde_json::{json, Value};
-use tenon::{Assembly, Mechanism, Phase, Report, Scalar};
+use tenon::{Assembly, Diagnosis, Mechanism, Phase, Report, Scalar};
 
 use crate::render::{
     coordinate_name, joint_name, messages, part_list, part_name, pose_json, side_name,
@@ -117,10 +117,22 @@ pub(crate) fn run(
             status: 1,
             error: anyhow!("{name}: {e}"),
         })?;
+    // The JSON report names redundant and conflicting joints (the spec's solve report
+    // has them) where the analysis costs about what the solve did: up to
+    // NAMED_JOINTS_PARTS parts; beyond, `tenon check` names them.
+    let diagnosis = if as_json && mechanism.model().part_count() <= NAMED_JOINTS_PARTS {
+        Some(mechanism.diagnose().map_err(|e| Failure {
+            status: 1,
+            error: anyhow!("{name}: {e}"),
+        })?)
+    } else {
+        None
+    };
     progress.done();
     let shown = mechanism.assembly();
     let text = if as_json {
-        let mut t = serde_json::to_string_pretty(&report_json(&shown, &report)).unwrap_or_default();
+        let mut t = serde_json::to_string_pretty(&report_json(&shown, &report, diagnosis.as_ref()))
+            .unwrap_or_default();
         t.push('\n');
         t
     } else {
@@ -146,11 +158,19 @@ pub(crate) fn run(
     }
 }
 
-fn report_json(assembly: &Assembly, report: &Report) -> Value {
+/// Assemblies up to this many parts get their redundant and conflicting joints named
+/// in `tenon solve --json`.
+const NAMED_JOINTS_PARTS: usize = 500;
+
+fn report_json(assembly: &Assembly, report: &Report, diagnosis: Option<&Diagnosis>) -> Value {
+    let names = |joints: &[tenon::JointKey]| -> Vec<String> {
+        joints.iter().map(|j| joint_name(assembly, *j)).collect()
+    };
     let clusters: Vec<Value> = report
         .clusters
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(k, c)| {
             let limits: Vec<Value> = c
                 .limits
                 .iter()
@@ -163,22 +183,35 @@ fn report_json(assembly: &Assembly, report: &Report) -> Value {
                     })
                 })
                 .collect();
-            json!({
+            let mut cluster = json!({
                 "parts": c.parts.iter().map(|p| part_name(assembly, *p)).collect::<Vec<_>>(),
-                "joints": c.joints.iter().map(|j| joint_name(assembly, *j)).collect::<Vec<_>>(),
+                "joints": names(&c.joints),
                 "status": c.status.name(), "dof": c.dof,
-                "iterations": c.iterations, "redundant": [], "conflicting": [],
+                "iterations": c.iterations,
                 "limits": limits,
-            })
+            });
+            if let Some(d) = diagnosis.and_then(|d| d.clusters.get(k)) {
+                let conflicting: Vec<String> =
+                    d.conflicts.iter().flat_map(|k| names(&k.joints)).collect();
+                cluster["redundant"] = json!(names(&d.redundant));
+                cluster["conflicting"] = json!(conflicting);
+            }
+            cluster
         })
         .collect();
+    let mut notes = messages(assembly, report);
+    if diagnosis.is_none() {
+        notes.push(format!(
+            "redundant and conflicting joints are named for assemblies of up to {NAMED_JOINTS_PARTS} parts; `tenon check` names them at any size"
+        ));
+    }
     json!({
         "status": if report.converged { "solved" } else { "failed" },
         "max_residual": report.max_residual,
         "dof": report.dof,
         "parts": pose_json(assembly),
         "clusters": clusters,
-        "messages": messages(assembly, report),
+        "messages": notes,
     })
 }
 

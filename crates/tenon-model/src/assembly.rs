@@ -439,8 +439,33 @@ impl Assembly {
                 },
             )
         })?;
-        validate::motion(&motion, joint, self.numbers())
-            .map_err(|e| (format!("motion of joint '{}'", joint.id), e))?;
+        let element = || format!("motion of joint '{}'", joint.id);
+        validate::motion(&motion, joint, self.numbers()).map_err(|e| (element(), e))?;
+        // One coordinate takes one prescription: a second motion, or a motion on a
+        // coordinate the joint's own field already fixes, contradicts it.
+        let field = motion.coordinate.field();
+        let twice = self
+            .motions
+            .iter()
+            .any(|m| m.joint == motion.joint && m.coordinate == motion.coordinate);
+        if twice || joint.field(field).is_some() {
+            let what = if twice {
+                "a motion"
+            } else {
+                "a driving value (its own field)"
+            };
+            return Err((
+                element(),
+                Invalid {
+                    at: field.key().into(),
+                    message: format!(
+                        "joint '{}' already has {what} on its {}: one coordinate takes one prescription",
+                        joint.id,
+                        field.key()
+                    ),
+                },
+            ));
+        }
         self.motions.push(motion);
         Ok(())
     }

@@ -1,0 +1,157 @@
+//! Nothing lost, nothing silent: what a careless host or a hostile file does gets a
+//! clear answer. A parameter that breaks a rule is bad input (exit 2) naming the element
+//! and the field, and nothing is written; a coordinate prescribed twice is refused; a
+//! limit held exactly is "held", not "broken by 0"; `solve --json` names redundant and
+//! conflicting joints.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn tenon() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tenon"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(name)
+}
+
+/// A gear pair whose pinion radius is a parameter.
+fn gears_with_parameter(dir: &std::path::Path) -> PathBuf {
+    let text = std::fs::read_to_string(fixture("gear-pair.json")).unwrap();
+    let text = text
+        .replacen(r#""radius_i": 20.0"#, r#""radius_i": "r""#, 1)
+        .replacen(
+            r#""version": 1,"#,
+            r#""version": 1, "parameters": { "r": 20 },"#,
+            1,
+        );
+    let file = dir.join("gears.json");
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+#[test]
+fn a_parameter_that_breaks_a_rule_is_bad_input_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = gears_with_parameter(dir.path());
+    let out = dir.path().join("out.json");
+    for (value, want) in [
+        ("0", "joint 'mesh' radius_i: must be greater than 0, is 0"),
+        ("-3", "joint 'mesh' radius_i: must be greater than 0, is -3"),
+    ] {
+        let o = tenon()
+            .arg("solve")
+            .arg(&file)
+            .args(["--set", &format!("r={value}"), "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(want), "{stderr}");
+        assert!(stderr.contains("gears.json"), "{stderr}");
+        assert!(!out.exists(), "nothing written");
+    }
+    // A good value solves and writes a file that reads back.
+    let o = tenon()
+        .arg("solve")
+        .arg(&file)
+        .args(["--set", "r=25", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let back = tenon().arg("check").arg(&out).output().unwrap();
+    assert_eq!(back.status.code(), Some(0), "{back:?}");
+}
+
+#[test]
+fn a_coordinate_prescribed_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("four-bar.json")).unwrap();
+    let two = text.replacen(
+        r#""motions": ["#,
+        r#""motions": [ { "joint": "crank-pivot", "angle": "2 * t" },"#,
+        1,
+    );
+    let file = dir.path().join("two.json");
+    std::fs::write(&file, two).unwrap();
+    let o = tenon().arg("check").arg(&file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("motions[1].angle")
+            && stderr.contains("joint 'crank-pivot' already has a motion on its angle"),
+        "{stderr}"
+    );
+    // A driving value and a motion on the same coordinate.
+    let driven = text.replacen(
+        r#""marker": "A"
+      }
+    },"#,
+        r#""marker": "A"
+      },
+      "angle": 60
+    },"#,
+        1,
+    );
+    assert_ne!(driven, text, "the fixture's layout changed");
+    std::fs::write(&file, driven).unwrap();
+    let o = tenon().arg("check").arg(&file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("already has a driving value"), "{stderr}");
+}
+
+#[test]
+fn a_limit_held_exactly_is_held_not_broken() {
+    let dir = tempfile::tempdir().unwrap();
+    let door = r#"{ "format": "tenon-assembly", "version": 1,
+  "parts": [ { "id": "ground", "grounded": true, "markers": { "m": {} } },
+             { "id": "door", "placement": { "rotation": { "axis": [0, 0, 1], "angle": 90 } },
+               "markers": { "m": {} } } ],
+  "joints": [ { "id": "hinge", "type": "revolute", "i": { "part": "door", "marker": "m" },
+                "j": { "part": "ground", "marker": "m" }, "limits": { "angle": [0, 90] }, "angle": 90 } ] }"#;
+    let file = dir.path().join("door.json");
+    std::fs::write(&file, door).unwrap();
+    let o = tenon().arg("solve").arg(&file).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    assert!(!text.contains("cannot respect"), "{text}");
+}
+
+#[test]
+fn solve_json_names_redundant_and_conflicting_joints() {
+    let o = tenon()
+        .arg("solve")
+        .arg(fixture("four-bar.json"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        report["clusters"][0]["redundant"],
+        serde_json::json!(["rocker-pivot"])
+    );
+    let o = tenon()
+        .arg("solve")
+        .arg(fixture("conflicting/bent-four-bar.json"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        report["clusters"][0]["conflicting"],
+        serde_json::json!([
+            "crank-pivot",
+            "crank-coupler",
+            "coupler-rocker",
+            "rocker-pivot"
+        ])
+    );
+}
