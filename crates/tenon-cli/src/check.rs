@@ -183,11 +183,23 @@ fn cluster_sentences(assembly: &Assembly, c: &ClusterDiagnosis, out: &mut String
     more(out, c.redundant.len(), "redundant joints");
     for k in c.conflicts.iter().take(HUMAN_LINES) {
         if let Some((last, rest)) = k.joints.split_last() {
+            let by = if k.violation.is_finite() {
+                format!("{:.6}", k.violation)
+            } else {
+                "an amount its equations cannot evaluate at this pose".to_string()
+            };
+            let sentence = if rest.is_empty() {
+                // Its own equations disagree among themselves (or cannot be evaluated).
+                format!("cannot hold at this pose: it is off by {by}")
+            } else {
+                format!(
+                    "cannot hold together with {}: with those holding, it is off by {by}",
+                    names(assembly, rest)
+                )
+            };
             out.push_str(&format!(
-                "    joint '{}' cannot hold together with {}: with those holding, it is off by {:.6}\n",
-                joint_name(assembly, *last),
-                names(assembly, rest),
-                k.violation
+                "    joint '{}' {sentence}\n",
+                joint_name(assembly, *last)
             ));
         }
     }

@@ -438,6 +438,9 @@ pub fn drag(
             .collect();
         let cols: Vec<usize> = (0..n).collect();
         let j = block(&jac, &rows, &cols, &weight);
+        if !linalg::all_finite(j.iter()) {
+            break;
+        }
         let basis: Vec<DVector<f64>> = if j.nrows() == 0 {
             (0..n)
                 .map(|k| DVector::from_fn(n, |i, _| if i == k { 1.0 } else { 0.0 }))
@@ -478,6 +481,9 @@ pub fn drag(
         }
         let k = basis.len();
         let np = DMatrix::from_fn(6, k, |r, c| basis[c][6 * part + r]);
+        if !linalg::all_finite(np.iter().chain(&wish)) {
+            break;
+        }
         let svd = np.svd(true, true);
         let c = svd
             .solve(&DVector::from_vec(wish.clone()), 1e-12)

@@ -433,3 +433,9 @@ impl SparseNormal {
         ))
     }
 }
+
+/// Whether every number is finite: a matrix with an infinity or a NaN is never handed
+/// to a factorization or an SVD (nalgebra's panics on one), the caller stops instead.
+pub(crate) fn all_finite<'a>(values: impl IntoIterator<Item = &'a f64>) -> bool {
+    values.into_iter().all(|x| x.is_finite())
+}

@@ -419,6 +419,11 @@ fn refine_contact(
             jac[(row, col)] = v;
         }
         let rhs = nalgebra::DVector::from_column_slice(&r);
+        // An extreme profile (radii near 1e300) overflows: keep the sampled start
+        // rather than hand the SVD a matrix it cannot take.
+        if !(jac.iter().all(|x| x.is_finite()) && rhs.iter().all(|x| x.is_finite())) {
+            break;
+        }
         let Ok(step) = jac.svd(true, true).solve(&rhs, 1e-12) else {
             break;
         };

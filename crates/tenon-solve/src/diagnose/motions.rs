@@ -46,7 +46,7 @@ fn clean(v: [f64; 3], scale: f64) -> [f64; 3] {
 /// An orthonormal basis of the columns of `m` (singular values above 1e-9 of the
 /// largest), as coefficient vectors over the columns.
 fn column_space(m: &DMatrix<f64>) -> Vec<DVector<f64>> {
-    if m.ncols() == 0 {
+    if m.ncols() == 0 || !crate::linalg::all_finite(m.iter()) {
         return Vec::new();
     }
     let svd = m.clone().svd(false, true);
@@ -147,6 +147,9 @@ fn null_combinations(m: &DMatrix<f64>, d: usize) -> Vec<DVector<f64>> {
             .collect();
     }
     let gram = m.tr_mul(m);
+    if !crate::linalg::all_finite(gram.iter()) {
+        return Vec::new();
+    }
     let eig = gram.symmetric_eigen();
     let largest = eig.eigenvalues.iter().fold(0.0f64, |a, &x| a.max(x.abs()));
     eig.eigenvalues
@@ -163,6 +166,9 @@ fn in_span(m: &[f64; 6], span: &[[f64; 6]]) -> bool {
     }
     let a = DMatrix::from_fn(6, span.len(), |i, k| span[k][i]);
     let v = DVector::from_column_slice(m);
+    if !crate::linalg::all_finite(a.iter().chain(v.iter())) {
+        return false;
+    }
     let svd = a.clone().svd(true, true);
     let Ok(coef) = svd.solve(&v, 1e-12) else {
         return false;

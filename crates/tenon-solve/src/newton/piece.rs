@@ -221,6 +221,10 @@ fn solve_piece_in(
     let mut iterations = 0;
     let mut lambda = 0.0;
     let mut first_residual: Option<f64> = None;
+    // Kicks taken out of stationary points, and where the first one started (kept if
+    // the kicks find nothing better).
+    let mut kicks = 0;
+    let mut before_kicks: Option<(f64, Vec<f64>, Vec<f64>)> = None;
     let mut stepper = Stepper {
         cluster,
         cols: &piece.cols,
@@ -305,8 +309,36 @@ fn solve_piece_in(
             derivatives = true;
         }
         cluster.tangent_jacobian_into(local, out, &rows, &mut jac);
-        matrix.fill(&jac, col_of, &piece_weight);
-        let factored = matrix.factor()?;
+        // A Jacobian with an infinity or a NaN (a distance joint whose two points
+        // coincide, a profile so large it overflows) is never factored: the piece stops
+        // where it is and reports that it did not converge.
+        let taken = iterations;
+        let stuck = |out: &ClusterOutput| PieceReport {
+            iterations: taken,
+            residual,
+            residuals: final_residuals(piece, out),
+            rank: None,
+            limits: limit_report(piece, &active, out, options),
+            whole_again: false,
+        };
+        let factored = if linalg::all_finite(jac.entries.iter().map(|e| &e.2)) {
+            matrix.fill(&jac, col_of, &piece_weight);
+            matrix.factor().ok()
+        } else {
+            None
+        };
+        let Some(factored) = factored else {
+            if kicks < MAX_KICKS && !done {
+                kicks += 1;
+                before_kicks.get_or_insert_with(|| (residual, local.to_vec(), params.to_vec()));
+                let kick = kick_step(cluster, &piece.cols, &piece_weight);
+                stepper.try_step(scratch, (local, params), out, &rows, (&kick, 1.0))?;
+                stepper.accept(local, params);
+                (values, derivatives, lambda, first_residual) = (true, false, 0.0, None);
+                continue;
+            }
+            return Ok(stuck(out));
+        };
         if done {
             return Ok(PieceReport {
                 iterations,
@@ -333,7 +365,9 @@ fn solve_piece_in(
         iterations += 1;
         let smax = factored.scale();
         let first = *first_residual.get_or_insert(residual);
-        let steps = factored.regularized(lambda, residual / first.max(1e-300))?;
+        let Ok(steps) = factored.regularized(lambda, residual / first.max(1e-300)) else {
+            return Ok(stuck(out));
+        };
         let mut dy = steps.solve(&r);
         drop_noise(&mut dy);
         let norm0 = linalg::norm(&r);
@@ -405,7 +439,27 @@ fn solve_piece_in(
             } else {
                 lambda * 10.0
             };
+            if lambda > 1e12 * (smax * smax).max(1.0) && kicks < MAX_KICKS {
+                // Stalled with the equations unsolved: a stationary point (axes exactly
+                // perpendicular make the axis equations' gradient vanish) or a conflict.
+                // A small turn of the piece's parts leaves a stationary point; from a
+                // conflict it changes nothing, and the best point is kept below.
+                kicks += 1;
+                before_kicks.get_or_insert_with(|| (residual, local.to_vec(), params.to_vec()));
+                let kick = kick_step(cluster, &piece.cols, &piece_weight);
+                stepper.try_step(scratch, (local, params), out, &rows, (&kick, 1.0))?;
+                stepper.accept(local, params);
+                (values, derivatives, lambda, first_residual) = (true, false, 0.0, None);
+                continue;
+            }
             if lambda > 1e12 * (smax * smax).max(1.0) {
+                // Kicks found nothing better: back to where they started.
+                if let Some((best, at, p)) = before_kicks.take() {
+                    if best <= residual {
+                        local.copy_from_slice(&at);
+                        *params = std::borrow::Cow::Owned(p);
+                    }
+                }
                 cluster.evaluate(scratch, local, params, out)?;
                 let r: Vec<f64> = rows.iter().map(|&k| out.residuals()[k]).collect();
                 return Ok(PieceReport {
@@ -429,6 +483,49 @@ fn solve_piece_in(
             }
         }
     }
+}
+
+/// Kicks out of a stationary point per piece solve.
+const MAX_KICKS: usize = 2;
+/// A kick turns each part by this much (radians) and moves it by this fraction of its
+/// size, in fixed skew directions (the same input gives the same result).
+const KICK_TURN: f64 = 0.05;
+const KICK_SHIFT: f64 = 0.01;
+
+/// The kick as a weighted step `dy` over the piece's columns (see [`Stepper`]):
+/// `delta = -dy / weight`.
+fn kick_step(cluster: &ClusterTape, cols: &[usize], weight: &[f64]) -> Vec<f64> {
+    const TURN: [f64; 3] = [0.267_261_2, 0.534_522_5, 0.801_783_7];
+    const SHIFT: [f64; 3] = [0.6, -0.5, 0.624_499_8];
+    let layout = cluster.layout();
+    cols.iter()
+        .zip(weight)
+        .map(|(&c, &w)| {
+            let delta = match layout.column(c) {
+                Some(tenon_system::TangentColumn::Rotation { axis, .. }) => KICK_TURN * TURN[axis],
+                // A part's rotation weight is its size: shift by a fraction of it.
+                Some(tenon_system::TangentColumn::Translation { part, axis }) => {
+                    let size = weight_of_rotation(cols, weight, layout, part);
+                    KICK_SHIFT * size * SHIFT[axis]
+                }
+                _ => KICK_TURN,
+            };
+            -delta * w
+        })
+        .collect()
+}
+
+/// The size of local part `part` (its rotation columns' weight), 1 when not found.
+fn weight_of_rotation(
+    cols: &[usize],
+    weight: &[f64],
+    layout: tenon_system::Layout,
+    part: usize,
+) -> f64 {
+    let rotation = layout.part_columns(part).start + 3;
+    cols.iter()
+        .position(|&c| c == rotation)
+        .map_or(1.0, |k| weight[k])
 }
 
 /// A trial step of a piece: the local state moved by `-alpha W^-1 dy` in the piece's
