@@ -263,13 +263,15 @@ const DRIVEN: &str = concat!(
   "parameters": { "A": 30, "D": 12 },
   "parts": [ { "id": "g", "grounded": true },
              { "id": "crank", "placement": { "rotation": { "axis": [0, 0, 1], "angle": 30 } } },
-             { "id": "slide", "placement": { "position": [0, 0, 12] } } ],
+             { "id": "slide", "placement": { "position": [0, 0, 12] } },
+             { "id": "wheel", "placement": { "rotation": { "axis": [0, 0, 1], "angle": 30 } } } ],
   "joints": [ { "id": "pin", "type": "revolute", "i": { "part": "crank" }, "j": { "part": "g" }, "angle": "A" },
-              { "id": "rail", "type": "slider", "i": { "part": "slide" }, "j": { "part": "g" }, "distance": "D" } ]"#,
-    r#", "motions": [ { "joint": "pin", "angle": "30 + 360 * t" } ]"#,
+              { "id": "rail", "type": "slider", "i": { "part": "slide" }, "j": { "part": "g" }, "distance": "D" },
+              { "id": "axle", "type": "revolute", "i": { "part": "wheel" }, "j": { "part": "g" } } ]"#,
+    r#", "motions": [ { "joint": "axle", "angle": "30 + 360 * t" } ]"#,
     " }"
 );
-const MOTION: &str = r#", "motions": [ { "joint": "pin", "angle": "30 + 360 * t" } ]"#;
+const MOTION: &str = r#", "motions": [ { "joint": "axle", "angle": "30 + 360 * t" } ]"#;
 
 #[test]
 fn driving_values_motions_and_parameters() {
@@ -278,8 +280,9 @@ fn driving_values_motions_and_parameters() {
     let c = s.compile().unwrap();
     let mut params = s.initial_parameters();
     let state = s.initial_state();
-    // revolute 5 + drive 1 + slider 5 + drive 1 + motion 1
-    assert_eq!(s.equations().len(), 13);
+    // revolute 5 + drive 1 + slider 5 + drive 1 + revolute 5 + motion 1 (a motion
+    // drives a coordinate no driving value fixes: one prescription per coordinate)
+    assert_eq!(s.equations().len(), 18);
     assert!(max_abs(&s.residuals(&c, &state, &params).unwrap()) < 1e-12);
     // A parameter change shows up without rebuilding: D = 15 leaves the slide 3 short.
     params[s.parameter("D").unwrap().index()] = 15.0;
@@ -290,7 +293,7 @@ fn driving_values_motions_and_parameters() {
         .position(|e| matches!(e.owner, tenon_system::Owner::Drive(_, Coordinate::Distance)))
         .unwrap();
     assert!((r[drive] + 3.0).abs() < 1e-12, "{r:?}");
-    // The motion at t = 1/12 asks for 60 degrees: the crank at 30 is 30 degrees short.
+    // The motion at t = 1/12 asks for 60 degrees: the wheel at 30 is 30 degrees short.
     params[s.parameter("D").unwrap().index()] = 12.0;
     params[s.time().index()] = 1.0 / 12.0;
     let r = s.residuals(&c, &state, &params).unwrap();
