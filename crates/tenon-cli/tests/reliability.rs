@@ -155,3 +155,27 @@ fn solve_json_names_redundant_and_conflicting_joints() {
         ])
     );
 }
+
+/// Profiles of extreme sizes never panic (a dependency's panic is ours): the command
+/// answers with a report or an error, exit 0, 1 or 2.
+#[test]
+fn extreme_profiles_answer_without_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("roller-cam.json")).unwrap();
+    let file = dir.path().join("cam.json");
+    for radius in ["1e300", "1e-300", "1e200", "1e-200"] {
+        let bent = text.replacen(r#""radius": 40.0"#, &format!(r#""radius": {radius}"#), 1);
+        assert_ne!(bent, text);
+        std::fs::write(&file, bent).unwrap();
+        for command in ["solve", "check"] {
+            let o = tenon().arg(command).arg(&file).output().unwrap();
+            let code = o.status.code();
+            assert!(
+                matches!(code, Some(0..=2)),
+                "{command} with radius {radius}: {code:?} {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(!String::from_utf8_lossy(&o.stderr).contains("panicked"));
+        }
+    }
+}
