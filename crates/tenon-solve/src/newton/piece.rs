@@ -248,6 +248,20 @@ fn solve_piece_in(
     let mut derivatives = run.evaluated;
     // The residuals of `rows`, kept between iterations.
     let mut r: Vec<f64> = Vec::with_capacity(rows.len());
+    // A kick out of a stationary point: a small fixed turn and shift of the piece's
+    // parts (see `kick_step`), then on from there with the damping reset; the state
+    // before the first kick is kept to fall back on.
+    macro_rules! kick {
+        ($residual:expr) => {
+            kicks += 1;
+            before_kicks.get_or_insert_with(|| ($residual, local.to_vec(), params.to_vec()));
+            let kick = kick_step(cluster, &piece.cols, &piece_weight);
+            stepper.try_step(scratch, (local, params), out, &rows, (&kick, 1.0))?;
+            stepper.accept(local, params);
+            (values, derivatives, lambda, first_residual) = (true, false, 0.0, None);
+            continue;
+        };
+    }
     loop {
         if !values {
             cluster.evaluate(scratch, local, params, out)?;
@@ -329,13 +343,7 @@ fn solve_piece_in(
         };
         let Some(factored) = factored else {
             if kicks < MAX_KICKS && !done {
-                kicks += 1;
-                before_kicks.get_or_insert_with(|| (residual, local.to_vec(), params.to_vec()));
-                let kick = kick_step(cluster, &piece.cols, &piece_weight);
-                stepper.try_step(scratch, (local, params), out, &rows, (&kick, 1.0))?;
-                stepper.accept(local, params);
-                (values, derivatives, lambda, first_residual) = (true, false, 0.0, None);
-                continue;
+                kick!(residual);
             }
             return Ok(stuck(out));
         };
@@ -444,13 +452,7 @@ fn solve_piece_in(
                 // perpendicular make the axis equations' gradient vanish) or a conflict.
                 // A small turn of the piece's parts leaves a stationary point; from a
                 // conflict it changes nothing, and the best point is kept below.
-                kicks += 1;
-                before_kicks.get_or_insert_with(|| (residual, local.to_vec(), params.to_vec()));
-                let kick = kick_step(cluster, &piece.cols, &piece_weight);
-                stepper.try_step(scratch, (local, params), out, &rows, (&kick, 1.0))?;
-                stepper.accept(local, params);
-                (values, derivatives, lambda, first_residual) = (true, false, 0.0, None);
-                continue;
+                kick!(residual);
             }
             if lambda > 1e12 * (smax * smax).max(1.0) {
                 // Kicks found nothing better: back to where they started.
