@@ -33,7 +33,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use tenon_model::{Assembly, PartKey};
 pub use tenon_system::LimitSide;
-use tenon_system::{Compiled, Scratch, StageKey, System, SystemError};
+use tenon_system::{Compiled, Scratch, StageTape, System, SystemError};
 
 /// Options of a solve.
 #[derive(Debug, Clone, Copy)]
@@ -208,6 +208,40 @@ pub struct Problem<'a> {
     pub compiled: &'a Compiled,
     /// The assembly the system was built from.
     pub assembly: &'a Assembly,
+    /// Stage tapes cut by [`prepare`], if any (without them pieces are solved whole).
+    pub stages: Option<&'a Stages>,
+}
+
+/// How stages were cut: which equations took part and how small a stage may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct StageKey {
+    /// Whether motions took part.
+    with_motions: bool,
+    /// The smallest stage (tangent columns) square blocks were merged into.
+    min_columns: usize,
+}
+
+/// Stage tapes per cluster (in [`Compiled::clusters`] order), per piece of the cluster
+/// (in the solver's order), in solve order; an empty list solves the piece whole.
+type StagePlan = Vec<Vec<Vec<StageTape>>>;
+
+/// The stage tapes [`prepare`] cut for a compiled system, per way of cutting them (with
+/// or without motions, stage size). Owned by whoever owns the compiled system (the
+/// facade's mechanism) and passed to the solve through [`Problem::stages`].
+#[derive(Debug, Clone, Default)]
+pub struct Stages {
+    plans: Vec<(StageKey, StagePlan)>,
+}
+
+impl Stages {
+    /// None cut yet.
+    pub fn new() -> Stages {
+        Stages::default()
+    }
+
+    fn get(&self, key: StageKey) -> Option<&StagePlan> {
+        self.plans.iter().find(|(k, _)| *k == key).map(|(_, p)| p)
+    }
 }
 
 fn stage_key(options: SolveOptions) -> StageKey {
@@ -224,18 +258,19 @@ fn stage_key(options: SolveOptions) -> StageKey {
 /// split into stages, nothing for those that do not.
 pub fn prepare(
     system: &mut System,
-    compiled: &mut Compiled,
+    compiled: &Compiled,
+    stages: &mut Stages,
     options: SolveOptions,
 ) -> Result<(), SolveError> {
     let key = stage_key(options);
-    if options.order == SolveOrder::Whole || compiled.stages(key).is_some() {
+    if options.order == SolveOrder::Whole || stages.get(key).is_some() {
         return Ok(());
     }
     let mut plan = Vec::with_capacity(compiled.clusters().len());
     for cluster in compiled.clusters() {
         plan.push(newton::cut_stages(system, cluster, options)?);
     }
-    compiled.set_stages(key, plan);
+    stages.plans.push((key, plan));
     Ok(())
 }
 
@@ -249,16 +284,14 @@ pub fn solve(
     options: SolveOptions,
 ) -> Result<SolveReport, SolveError> {
     let Problem {
-        system,
-        compiled,
-        assembly: _,
+        system, compiled, ..
     } = *problem;
     system.check_lengths(state, params)?;
     let start = state.to_vec();
     let weights = column_weights(system);
     let clusters = compiled.clusters();
     let plan = match options.order {
-        SolveOrder::BlockTriangular => compiled.stages(stage_key(options)),
+        SolveOrder::BlockTriangular => problem.stages.and_then(|s| s.get(stage_key(options))),
         SolveOrder::Whole => None,
     };
     let results: Vec<Result<newton::ClusterResult, SolveError>> = {
@@ -385,9 +418,7 @@ pub fn drag(
     options: SolveOptions,
 ) -> Result<SolveReport, SolveError> {
     let Problem {
-        system,
-        compiled,
-        assembly: _,
+        system, compiled, ..
     } = *problem;
     system.check_lengths(state, params)?;
     let Some(fp) = system.free_parts().get(part).copied() else {

@@ -47,6 +47,7 @@ fn solve_perturbed(name: &str, text: &str, shift: f64, turn: f64, axis: [f64; 3]
             system: &system,
             compiled: &compiled,
             assembly: &a,
+            stages: None,
         },
         &mut state,
         &mut params,
@@ -106,6 +107,7 @@ fn a_forced_flip_is_reported() {
         system: &system,
         compiled: &compiled,
         assembly: &a,
+        stages: None,
     };
     let report = solve(&problem, &mut state, &mut params, SolveOptions::default()).unwrap();
     assert!(report.converged, "{}", report.max_residual);
@@ -139,6 +141,7 @@ fn structure_shows_the_four_bars_surplus_and_the_arms_freedom() {
             system: &system,
             compiled: &compiled,
             assembly: &a,
+            stages: None,
         };
         let d = tenon_solve::structure(
             &problem,

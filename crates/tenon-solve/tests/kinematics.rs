@@ -14,6 +14,7 @@ struct Sweep {
     assembly: Assembly,
     system: System,
     compiled: Compiled,
+    staging: tenon_solve::Stages,
     state: Vec<f64>,
     params: Vec<f64>,
     /// Most stages any cluster was solved in at the last step.
@@ -28,16 +29,18 @@ impl Sweep {
     fn from_text(text: &str) -> Sweep {
         let assembly = read_json(text, None).unwrap();
         let mut system = System::build(&assembly).unwrap();
-        let mut compiled = system.compile().unwrap();
+        let compiled = system.compile().unwrap();
         // Motions included, small stages: the sweeps run through the block-triangular
         // stages wherever a fixture has them.
-        tenon_solve::prepare(&mut system, &mut compiled, options()).unwrap();
+        let mut staging = tenon_solve::Stages::new();
+        tenon_solve::prepare(&mut system, &compiled, &mut staging, options()).unwrap();
         let state = system.initial_state();
         let params = system.initial_parameters();
         Sweep {
             assembly,
             system,
             compiled,
+            staging,
             state,
             params,
             stages: 0,
@@ -55,6 +58,7 @@ impl Sweep {
                 system: &self.system,
                 compiled: &self.compiled,
                 assembly: &self.assembly,
+                stages: Some(&self.staging),
             },
             &mut self.state,
             &mut self.params,

@@ -32,6 +32,7 @@ fn wrong_lengths_are_named_at_every_entry() {
         system: &system,
         compiled: &compiled,
         assembly: &a,
+        stages: None,
     };
     let state = system.initial_state();
     let params = system.initial_parameters();

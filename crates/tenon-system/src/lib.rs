@@ -31,5 +31,5 @@ pub use build::{Equation, ExtraUnknown, FreePart, Grounding, LimitSpec, Owner, S
 pub use cluster::{ClusterOutput, ClusterTape, LimitRow, LimitSide, Scratch};
 pub use error::SystemError;
 pub use residual::Quantity;
-pub use state::{Compiled, StageKey, StagePlan, StageTape};
+pub use state::{Compiled, StageTape};
 pub use tangent::{Layout, TangentColumn, TangentJacobian, STATE_PER_PART, TANGENT_PER_PART};

@@ -12,8 +12,8 @@ use crate::error::SystemError;
 use crate::tangent::{retract_extra, retract_pose, Layout, TangentJacobian};
 
 /// The whole system compiled once: a local tape per cluster (residuals, Jacobian, raw
-/// angles of counted turns), the fixed set, and the branch indicators; and, once a
-/// solver has cut them, stage tapes (see [`StageTape`]).
+/// angles of counted turns), the fixed set, and the branch indicators. (Stage tapes cut
+/// from its clusters belong to the solver that cut them.)
 #[derive(Debug, Clone)]
 pub struct Compiled {
     clusters: Vec<ClusterTape>,
@@ -21,21 +21,7 @@ pub struct Compiled {
     branches: CachedTape,
     /// Per equation, its cluster (`clusters.len()` for the fixed set).
     cluster_of: Vec<u32>,
-    staged: Vec<(StageKey, StagePlan)>,
 }
-
-/// How stages were cut: which equations took part and how small a stage may be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct StageKey {
-    /// Whether motions took part.
-    pub with_motions: bool,
-    /// The smallest stage (tangent columns) square blocks were merged into.
-    pub min_columns: usize,
-}
-
-/// Stage tapes per cluster (in [`Compiled::clusters`] order), per piece of the cluster
-/// (in the solver's order), in solve order; an empty list solves the piece whole.
-pub type StagePlan = Vec<Vec<Vec<StageTape>>>;
 
 /// One stage of a block-triangular solve, compiled: the stage's equations over its
 /// cluster's local state, and the local tangent columns the stage moves.
@@ -79,17 +65,6 @@ impl Compiled {
     pub fn cluster_of(&self, row: usize) -> Option<usize> {
         let k = *self.cluster_of.get(row)? as usize;
         (k < self.clusters.len()).then_some(k)
-    }
-
-    /// The stage tapes cut for `key`, if a solver made them.
-    pub fn stages(&self, key: StageKey) -> Option<&StagePlan> {
-        self.staged.iter().find(|(k, _)| *k == key).map(|(_, p)| p)
-    }
-
-    /// Keeps stage tapes cut for `key` (replacing any made before for it).
-    pub fn set_stages(&mut self, key: StageKey, plan: StagePlan) {
-        self.staged.retain(|(k, _)| *k != key);
-        self.staged.push((key, plan));
     }
 
     fn all(&self) -> impl Iterator<Item = &ClusterTape> {
@@ -161,7 +136,6 @@ impl System {
             clusters,
             fixed,
             branches: CachedTape::new(branches),
-            staged: Vec::new(),
         })
     }
 

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use tenon_model::{Assembly, JointKey, PartKey, Placement, Pose, Scalar};
-use tenon_solve::{Diagnosis, Problem, SolveOptions};
+use tenon_solve::{Diagnosis, Problem, SolveOptions, Stages};
 use tenon_system::{Compiled, System};
 
 use crate::report::{Phase, Report};
@@ -28,6 +28,8 @@ pub struct Mechanism {
 pub(crate) struct Built {
     pub(crate) system: System,
     pub(crate) compiled: Compiled,
+    /// Stage tapes cut for the options solved with so far (the solver's).
+    pub(crate) stages: Stages,
     pub(crate) state: Vec<f64>,
     pub(crate) params: Vec<f64>,
 }
@@ -43,13 +45,15 @@ impl Built {
         progress(Phase::Building);
         let mut system = System::build(assembly)?;
         progress(Phase::Compiling);
-        let mut compiled = system.compile()?;
-        tenon_solve::prepare(&mut system, &mut compiled, options)?;
+        let compiled = system.compile()?;
+        let mut stages = Stages::new();
+        tenon_solve::prepare(&mut system, &compiled, &mut stages, options)?;
         Ok(Built {
             state: system.initial_state(),
             params: system.initial_parameters(),
             system,
             compiled,
+            stages,
         })
     }
 }
@@ -170,6 +174,7 @@ impl Mechanism {
             system: &self.built.system,
             compiled: &self.built.compiled,
             assembly: &self.assembly,
+            stages: Some(&self.built.stages),
         }
     }
 
@@ -186,9 +191,12 @@ impl Mechanism {
     /// Compiles the stage tapes the current options solve with (once per kind).
     fn prepare(&mut self) -> Result<(), Error> {
         let Built {
-            system, compiled, ..
+            system,
+            compiled,
+            stages,
+            ..
         } = &mut self.built;
-        tenon_solve::prepare(system, compiled, self.options)?;
+        tenon_solve::prepare(system, compiled, stages, self.options)?;
         Ok(())
     }
 

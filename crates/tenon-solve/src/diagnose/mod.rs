@@ -247,6 +247,7 @@ pub fn diagnose(
         system,
         compiled,
         assembly,
+        ..
     } = *problem;
     system.check_lengths(state, params)?;
     let weights = column_weights(system);
