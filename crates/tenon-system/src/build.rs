@@ -105,6 +105,8 @@ pub struct System {
     pub(crate) limits: Vec<LimitSpec>,
     /// Per joint: expressions whose signs tell its branch.
     pub(crate) branches: Vec<(JointKey, ExprId)>,
+    /// Per motion of the assembly (by index), the joint it drives.
+    pub(crate) motion_joints: Vec<JointKey>,
     pub(crate) params: Vec<f64>,
     pub(crate) named_params: Vec<(String, ParamId)>,
     pub(crate) time: ParamId,
@@ -396,6 +398,7 @@ impl System {
         b.joint = None;
 
         // Motions: the joint's free coordinate follows a function of time.
+        let motion_joints: Vec<JointKey> = assembly.motions().iter().map(|m| m.joint).collect();
         for (index, motion) in assembly.motions().iter().enumerate() {
             let Some(joint) = assembly.joint(motion.joint) else {
                 continue;
@@ -463,6 +466,7 @@ impl System {
             turns: b.turns,
             limits,
             branches,
+            motion_joints,
             params: params_full,
             named_params,
             time,
@@ -478,6 +482,14 @@ impl System {
     /// All equations, joint by joint in file order, then motions.
     pub fn equations(&self) -> &[Equation] {
         &self.equations
+    }
+    /// The joint equation `row` belongs to: its own, the one its driving value fixes, or
+    /// the one its motion drives (`None` past the last equation).
+    pub fn joint_of(&self, row: usize) -> Option<JointKey> {
+        match self.equations.get(row)?.owner {
+            Owner::Joint(j) | Owner::Drive(j, _) => Some(j),
+            Owner::Motion(m) => self.motion_joints.get(m).copied(),
+        }
     }
     /// Free parts and their unknowns, in file order.
     pub fn free_parts(&self) -> &[FreePart] {

@@ -42,19 +42,13 @@ impl Mechanism {
             .copied();
         match free {
             Some(fp) => {
-                let finite = pose
-                    .position
-                    .iter()
-                    .chain(&pose.quaternion)
-                    .all(|x| x.is_finite());
-                let n = pose.quaternion.iter().map(|c| c * c).sum::<f64>().sqrt();
-                if !finite || n < 1e-12 {
-                    return Err(Error::NotFinite {
+                // Any non-zero finite quaternion, made unit (scaled first: no overflow).
+                let q = tenon_model::unit(pose.quaternion)
+                    .filter(|_| pose.position.iter().all(|x| x.is_finite()))
+                    .ok_or_else(|| Error::NotFinite {
                         what: format!("placement of part '{part}'"),
-                        value: n,
-                    });
-                }
-                let q = pose.quaternion.map(|c| c / n);
+                        value: pose.quaternion.iter().map(|c| c * c).sum::<f64>().sqrt(),
+                    })?;
                 let values = [
                     pose.position[0],
                     pose.position[1],

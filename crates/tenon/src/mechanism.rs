@@ -212,7 +212,7 @@ impl Mechanism {
         progress: &mut dyn FnMut(Phase),
     ) -> Result<Report, Error> {
         let (state, params, raw) = self.trial_solve(progress)?;
-        let report = Report::new(&self.built.system, &self.assembly, raw);
+        let report = Report::new(&self.built.system, raw);
         Ok(self.settle(state, params, report))
     }
 
@@ -259,7 +259,7 @@ impl Mechanism {
         progress(Phase::Diagnosing);
         let diagnosis =
             tenon_solve::diagnose(&self.problem(), &state, &params, &raw, self.options)?;
-        let report = Report::new(&self.built.system, &self.assembly, raw);
+        let report = Report::new(&self.built.system, raw);
         self.settle(state, params, report);
         Ok(diagnosis)
     }
@@ -310,7 +310,7 @@ impl Mechanism {
             target,
             self.options,
         )?;
-        let report = Report::new(&self.built.system, &self.assembly, raw);
+        let report = Report::new(&self.built.system, raw);
         Ok(self.settle(state, params, report))
     }
 

@@ -89,19 +89,13 @@ pub struct Report {
 }
 
 /// What equation `row` of `system` comes from.
-pub(crate) fn constraint_of(
-    system: &System,
-    assembly: &tenon_model::Assembly,
-    row: usize,
-) -> Option<Constraint> {
-    match system.equations().get(row)?.owner {
-        Owner::Joint(j) => Some(Constraint::Joint(j)),
-        Owner::Drive(j, c) => Some(Constraint::Drive(j, c)),
-        Owner::Motion(m) => assembly
-            .motions()
-            .get(m)
-            .map(|m| Constraint::Motion(m.joint)),
-    }
+pub(crate) fn constraint_of(system: &System, row: usize) -> Option<Constraint> {
+    let joint = system.joint_of(row)?;
+    Some(match system.equations()[row].owner {
+        Owner::Joint(_) => Constraint::Joint(joint),
+        Owner::Drive(_, c) => Constraint::Drive(joint, c),
+        Owner::Motion(_) => Constraint::Motion(joint),
+    })
 }
 
 /// The one rule for a cluster's status after a solve.
@@ -118,11 +112,7 @@ fn status(c: &tenon_solve::ClusterReport) -> Status {
 
 impl Report {
     /// The solver's report, translated.
-    pub(crate) fn new(
-        system: &System,
-        assembly: &tenon_model::Assembly,
-        r: tenon_solve::SolveReport,
-    ) -> Report {
+    pub(crate) fn new(system: &System, r: tenon_solve::SolveReport) -> Report {
         let clusters: Vec<ClusterReport> = r
             .clusters
             .into_iter()
@@ -131,7 +121,7 @@ impl Report {
                 // rows are consecutive, and only a motion can name a joint again.
                 let mut joints: Vec<JointKey> = Vec::new();
                 for &e in &c.equations {
-                    match constraint_of(system, assembly, e) {
+                    match constraint_of(system, e) {
                         Some(Constraint::Motion(j)) if joints.contains(&j) => {}
                         Some(k) if joints.last() != Some(&k.joint()) => joints.push(k.joint()),
                         _ => {}
@@ -154,7 +144,7 @@ impl Report {
             .unsatisfied
             .iter()
             .filter_map(|&(e, residual)| {
-                constraint_of(system, assembly, e).map(|constraint| Unsatisfied {
+                constraint_of(system, e).map(|constraint| Unsatisfied {
                     constraint,
                     residual,
                 })

@@ -58,7 +58,6 @@ mod sparse;
 use nalgebra::DMatrix;
 use rustc_hash::FxHashMap;
 use tenon_model::{JointKey, PartKey};
-use tenon_system::Owner;
 
 use crate::{
     column_weights, dulmage_mendelsohn, Incidence, Problem, SolveError, SolveOptions, SolveReport,
@@ -222,11 +221,7 @@ pub(super) struct ClusterAt<'a> {
 impl ClusterAt<'_> {
     /// The joint that equation `row` (global) belongs to (a motion: the joint it drives).
     pub(super) fn joint_of(&self, row: usize) -> Option<JointKey> {
-        let p = self.problem;
-        match p.system.equations().get(row)?.owner {
-            Owner::Joint(j) | Owner::Drive(j, _) => Some(j),
-            Owner::Motion(m) => p.assembly.motions().get(m).map(|m| m.joint),
-        }
+        self.problem.system.joint_of(row)
     }
 
     /// The joint of the cluster's `k`-th row.
