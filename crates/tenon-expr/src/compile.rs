@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 
 use crate::error::ExprError;
 use crate::graph::{ExprGraph, MAX_POWI};
-use crate::node::{Binary, ExprId, Node, Unary, VarId};
+use crate::node::{Binary, ExprId, Node, SplineId, Unary, VarId};
 use crate::tape::{Code, Instr, JacobianPattern, Op, Stream, Tape};
 
 /// The unknowns a tape reads, each with its column (its index in the list given),
@@ -286,7 +286,7 @@ fn schedule(
     for step in &steps {
         match *step {
             Step::Compute(k) => {
-                for c in node(k).children() {
+                for c in graph.children_of(values[k as usize]) {
                     reads[value(c) as usize] += 1;
                 }
             }
@@ -330,8 +330,10 @@ fn schedule(
         }
     };
 
-    // Instructions in value-index space (`d` = the value itself).
+    // Instructions in value-index space (`d` = the value itself), and the spline tables
+    // read, as value indices.
     let mut ops: Vec<Instr<u32>> = Vec::with_capacity(steps.len());
+    let mut tables = Tables::default();
     for step in &steps {
         let (k, out) = match *step {
             Step::Compute(k) => (k, 0),
@@ -388,15 +390,16 @@ fn schedule(
         };
         ops.push(match fused {
             Some(f) => f,
-            None => plain_instr(n, k, &value, consts, needed),
+            None => plain_instr(n, k, &value, consts, needed, (graph, &mut tables)),
         });
     }
+    let reads_of = |op: &Instr<u32>| tables.reads(*op);
 
     // Liveness: each value's last reader (`NEVER`: stored, then not read again).
     const NEVER: u32 = u32::MAX;
     let mut last_use = vec![NEVER; values.len()];
     for (i, op) in ops.iter().enumerate() {
-        for &o in &op.a[..op.op.arity()] {
+        for o in reads_of(op) {
             last_use[o as usize] = i as u32;
         }
     }
@@ -406,11 +409,13 @@ fn schedule(
     let mut free: Vec<u32> = Vec::new();
     let mut slots = 0u32;
     let mut instrs = Vec::with_capacity(ops.len());
+    // A value is freed once, by its last reader, however often that reader reads it.
+    let mut freed = vec![false; values.len()];
     for (i, op) in ops.iter().enumerate() {
         let i = i as u32;
-        let operands = &op.a[..op.op.arity()];
-        for (j, &o) in operands.iter().enumerate() {
-            if last_use[o as usize] == i && !operands[..j].contains(&o) {
+        for o in reads_of(op) {
+            if last_use[o as usize] == i && !freed[o as usize] {
+                freed[o as usize] = true;
                 free.push(slot[o as usize]);
             }
         }
@@ -428,9 +433,58 @@ fn schedule(
             instrs.push(mapped);
         }
     }
+    // A value's slot is fixed for its life, so a table's slots are its values'.
+    let tables = tables
+        .values
+        .iter()
+        .map(|t| {
+            t.iter()
+                .map(|&v| slot.get(v as usize).copied().unwrap_or(0))
+                .collect()
+        })
+        .collect();
     Stream {
         instrs,
         slots: slots as usize,
+        tables,
+    }
+}
+
+/// The spline tables a stream reads, as value indices, each once.
+#[derive(Default)]
+struct Tables {
+    of: FxHashMap<SplineId, u32>,
+    values: Vec<Vec<u32>>,
+}
+
+impl Tables {
+    /// What an instruction reads: its slot operands and, for a spline, its table.
+    fn reads(&self, op: Instr<u32>) -> impl Iterator<Item = u32> + '_ {
+        let table = match op.op {
+            Op::Spline => self
+                .values
+                .get(op.a[1] as usize)
+                .map_or(&[][..], Vec::as_slice),
+            _ => &[],
+        };
+        op.a.into_iter()
+            .take(op.op.arity())
+            .chain(table.iter().copied())
+    }
+
+    /// The stream's index of table `t`.
+    fn index(&mut self, graph: &ExprGraph, t: SplineId, value: &dyn Fn(ExprId) -> u32) -> u32 {
+        let values = &mut self.values;
+        *self.of.entry(t).or_insert_with(|| {
+            values.push(
+                graph
+                    .spline_coefficients(t)
+                    .iter()
+                    .map(|&c| value(c))
+                    .collect(),
+            );
+            (values.len() - 1) as u32
+        })
     }
 }
 
@@ -450,6 +504,7 @@ fn emit(graph: &ExprGraph, roots: &[Root]) -> (Vec<ExprId>, NodeMap, Vec<Step>) 
     let mut values: Vec<ExprId> = Vec::new();
     let mut steps: Vec<Step> = Vec::with_capacity(roots.len() * 4);
     let mut stack: Vec<(ExprId, bool)> = Vec::new();
+    let mut kids: Vec<ExprId> = Vec::new();
     for &root in roots {
         stack.push((root.node, false));
         while let Some((n, expanded)) = stack.pop() {
@@ -463,12 +518,10 @@ fn emit(graph: &ExprGraph, roots: &[Root]) -> (Vec<ExprId>, NodeMap, Vec<Step>) 
                 steps.push(Step::Compute(k));
             } else {
                 stack.push((n, true));
-                let mut kids = [None, None];
-                for (k, c) in kids.iter_mut().zip(graph.node(n).children()) {
-                    *k = Some(c);
-                }
+                kids.clear();
+                kids.extend(graph.children_of(n));
                 // Pushed in reverse so the first operand is computed first.
-                for c in kids.into_iter().rev().flatten() {
+                for &c in kids.iter().rev() {
                     if value_of.get(c).is_none() {
                         stack.push((c, false));
                     }
@@ -488,6 +541,7 @@ fn plain_instr(
     value: &dyn Fn(ExprId) -> u32,
     consts: &mut ConstPool,
     needed: &mut Needed<'_>,
+    (graph, tables): (&ExprGraph, &mut Tables),
 ) -> Instr<u32> {
     let load = |op: Op, index: u32| instr(op, k, &[index & 0xffff, index >> 16]);
     match n {
@@ -540,6 +594,10 @@ fn plain_instr(
             instr(op, k, &[value(x), value(y)])
         }
         Node::Powi(x, 2) => instr(Op::Square, k, &[value(x)]),
+        Node::Spline(t, u, order) => {
+            let table = tables.index(graph, t, value);
+            instr(Op::Spline, k, &[value(u), table, u32::from(order)])
+        }
         Node::Powi(x, n) => {
             let n = n.clamp(-MAX_POWI, MAX_POWI) as i16;
             instr(Op::Powi, k, &[value(x), u32::from(n as u16)])

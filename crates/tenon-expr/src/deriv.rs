@@ -17,6 +17,7 @@
 //! | `atan2(y, x)` | `(x dy - y dx) / (x^2 + y^2)` |
 //! | `exp a`, `ln a` | `self * da`, `da / a` |
 //! | `abs a`, `sign a` | `sign(a) da` (0 at 0), `0` |
+//! | `spline(t, u, m)` | `spline(t, u, m + 1) du + spline(dt, u, m)` (see `spline.rs`) |
 //! | `min(a, b)`, `max(a, b)` | `((da + db) -+ sign(a - b) (da - db)) / 2`: the derivative of the smaller (larger) side, the mean of both at a tie |
 //!
 //! Differentiation is iterative (an explicit stack), so arbitrarily deep expressions do
@@ -42,11 +43,13 @@ impl ExprGraph {
                 continue;
             }
             let mut pending = false;
-            for c in self.node(n).children() {
-                if self.var_mask(c) & bit != 0 && !self.deriv_memo.contains_key(&(c, v)) {
-                    stack.push(c);
-                    pending = true;
-                }
+            let waiting: Vec<ExprId> = self
+                .children_of(n)
+                .filter(|&c| self.var_mask(c) & bit != 0 && !self.deriv_memo.contains_key(&(c, v)))
+                .collect();
+            if !waiting.is_empty() {
+                stack.extend(waiting);
+                pending = true;
             }
             if pending {
                 continue;
@@ -76,6 +79,9 @@ impl ExprGraph {
                 } else {
                     self.zero()
                 }
+            }
+            Node::Spline(t, u, order) => {
+                self.spline_derivative((t, u, order), |g, c| g.known_derivative(c, v))
             }
             Node::Powi(a, k) => {
                 let da = self.known_derivative(a, v);

@@ -27,7 +27,7 @@ impl ExprGraph {
             }
             if seen.insert(n) {
                 nodes.push(n);
-                stack.extend(self.node(n).children());
+                stack.extend(self.children_of(n));
             }
         }
         nodes.sort_unstable();
@@ -50,6 +50,12 @@ impl ExprGraph {
                 Node::Unary(op, a) => op.apply(get(&value, a)),
                 Node::Binary(op, a, b) => op.apply(get(&value, a), get(&value, b)),
                 Node::Powi(a, k) => powi(get(&value, a), k),
+                Node::Spline(t, u, order) => {
+                    let table = self.spline_coefficients(t);
+                    crate::spline::blend(table.len(), get(&value, u), order, |k| {
+                        get(&value, table[k])
+                    })
+                }
             };
             value.insert(n, v);
         }
@@ -93,6 +99,11 @@ fn write_expr(g: &ExprGraph, e: ExprId, f: &mut fmt::Formatter<'_>, depth: usize
         Node::Unary(op, a) => {
             write!(f, "{}(", op.name())?;
             write_expr(g, a, f, depth + 1)?;
+            write!(f, ")")
+        }
+        Node::Spline(t, u, order) => {
+            write!(f, "spline{}{}(", t.index(), "'".repeat(order as usize))?;
+            write_expr(g, u, f, depth + 1)?;
             write!(f, ")")
         }
         Node::Powi(a, k) => {

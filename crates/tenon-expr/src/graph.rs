@@ -23,6 +23,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::node::{powi, Binary, ExprId, Node, ParamId, Unary, VarId};
+use crate::spline::SplineTables;
 
 /// The expression arena. See the module documentation for the simplification rules.
 #[derive(Debug, Clone)]
@@ -36,6 +37,8 @@ pub struct ExprGraph {
     param_names: Vec<String>,
     param_by_name: FxHashMap<String, ParamId>,
     pub(crate) deriv_memo: FxHashMap<(ExprId, VarId), ExprId>,
+    /// Coefficient tables of spline nodes.
+    pub(crate) splines: SplineTables,
     zero: ExprId,
     one: ExprId,
 }
@@ -66,6 +69,7 @@ impl ExprGraph {
             param_names: Vec::new(),
             param_by_name: FxHashMap::default(),
             deriv_memo: FxHashMap::default(),
+            splines: SplineTables::default(),
             zero: ExprId(0),
             one: ExprId(0),
         };
@@ -124,12 +128,13 @@ impl ExprGraph {
         self.param_by_name.get(name).copied()
     }
 
-    fn intern(&mut self, node: Node) -> ExprId {
+    pub(crate) fn intern(&mut self, node: Node) -> ExprId {
         if let Some(&id) = self.lookup.get(&node) {
             return id;
         }
         let mask = match node {
             Node::Var(v) => var_bit(v),
+            Node::Spline(t, u, _) => self.var_mask(u) | self.splines.mask(t),
             _ => node.children().fold(0, |m, c| m | self.var_mask(c)),
         };
         let id = ExprId(self.nodes.len() as u32);
@@ -515,7 +520,7 @@ impl ExprGraph {
             }
             match self.node(n) {
                 Node::Var(v) => out.push(v),
-                node => stack.extend(node.children()),
+                _ => stack.extend(self.children_of(n)),
             }
         }
         out.sort_unstable();

@@ -36,8 +36,8 @@
 //!
 //! Module map: `node` (ids, operations and their scalar semantics), `graph` (arena,
 //! hash-consing, simplification), `deriv` (symbolic differentiation), `compile`
-//! (symbolic Jacobian, scheduling, slot allocation), `tape` (streams and evaluation), `eval` (reference evaluation, display), `parse`
-//! (expression strings).
+//! (symbolic Jacobian, scheduling, slot allocation), `tape` (streams and evaluation), `eval` (reference evaluation, display), `spline`
+//! (periodic cubic splines as single nodes), `parse` (expression strings).
 
 #![warn(missing_docs)]
 
@@ -48,11 +48,12 @@ mod eval;
 mod graph;
 mod node;
 mod parse;
+mod spline;
 mod tape;
 
 pub use compile::LocalColumns;
 pub use error::{ExprError, ParseError};
 pub use graph::ExprGraph;
-pub use node::{Binary, Children, ExprId, Node, ParamId, Unary, VarId};
+pub use node::{Binary, Children, ExprId, Node, ParamId, SplineId, Unary, VarId};
 pub use parse::{parse, parse_into, AngleUnit, ParseOptions, ParsedExpr, MAX_NESTING};
 pub use tape::{JacobianPattern, Tape, TapeOutput, TapeWorkspace};

@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+pub use crate::spline::SplineId;
+
 /// A node of an [`ExprGraph`](crate::ExprGraph). Ids are dense and issued in creation
 /// order, so a node's children always have smaller ids than the node itself.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -206,6 +208,11 @@ pub enum Node {
     Binary(Binary, ExprId, ExprId),
     /// `a ^ n` for a constant integer `n`.
     Powi(ExprId, i32),
+    /// The `order`-th derivative at `u` of the periodic cubic spline with coefficient
+    /// table `t` (see [`SplineId`]). Its coefficients are operands too, listed by
+    /// [`ExprGraph::children_of`](crate::ExprGraph::children_of), not by
+    /// [`children`](Node::children).
+    Spline(SplineId, ExprId, u8),
 }
 
 impl Node {
@@ -217,11 +224,14 @@ impl Node {
         }
     }
 
-    /// Child ids, in operand order (at most two).
+    /// Child ids, in operand order (at most two; a spline's coefficients are not among
+    /// them, see [`ExprGraph::children_of`](crate::ExprGraph::children_of)).
     pub fn children(&self) -> Children {
         match *self {
             Node::Const(_) | Node::Var(_) | Node::Param(_) => Children([None, None]),
-            Node::Unary(_, a) | Node::Powi(a, _) => Children([Some(a), None]),
+            Node::Unary(_, a) | Node::Powi(a, _) | Node::Spline(_, a, _) => {
+                Children([Some(a), None])
+            }
             Node::Binary(_, a, b) => Children([Some(a), Some(b)]),
         }
     }

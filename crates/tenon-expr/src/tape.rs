@@ -122,6 +122,9 @@ pub(crate) enum Op {
     NegMul,
     /// `(a*b)*c`
     MulMul,
+    /// A periodic cubic spline at operand 0 (see `spline.rs`): operand 1 is the stream's
+    /// table of coefficient slots, operand 2 the derivative order.
+    Spline,
 }
 
 impl Op {
@@ -131,7 +134,7 @@ impl Op {
         match self {
             LoadVar | LoadParam | LoadConst => 0,
             Copy | Neg | Sqrt | Sin | Cos | Tan | Asin | Acos | Exp | Ln | Abs | Sign | Square
-            | Powi => 1,
+            | Powi | Spline => 1,
             Add | Sub | Mul | Div | Pow | Atan2 | Min | Max | NegMul => 2,
             MulAdd | MulSub | SubMul | MulMul => 3,
             Dot2 | DotSub => 4,
@@ -182,6 +185,9 @@ impl<S: SlotIndex> Instr<S> {
 pub(crate) struct Stream<S> {
     pub(crate) instrs: Vec<Instr<S>>,
     pub(crate) slots: usize,
+    /// Per spline table the stream reads, the slots of its coefficients (live when a
+    /// `Spline` instruction reads them).
+    pub(crate) tables: Vec<Vec<S>>,
 }
 
 /// A stream in its compact form when its slots fit `u16`.
@@ -195,12 +201,18 @@ impl Code {
     pub(crate) fn new(wide: Stream<u32>) -> Code {
         let narrow: Option<Vec<Instr<u16>>> =
             wide.instrs.iter().map(|i| i.map(u16::from_u32)).collect();
-        match narrow {
-            Some(instrs) => Code::Narrow(Stream {
+        let tables: Option<Vec<Vec<u16>>> = wide
+            .tables
+            .iter()
+            .map(|t| t.iter().map(|&x| u16::from_u32(x)).collect())
+            .collect();
+        match (narrow, tables) {
+            (Some(instrs), Some(tables)) => Code::Narrow(Stream {
                 instrs,
                 slots: wide.slots,
+                tables,
             }),
-            None => Code::Wide(wide),
+            _ => Code::Wide(wide),
         }
     }
 
@@ -586,6 +598,12 @@ fn run<S: SlotIndex>(
             Op::DotSub => at(0) * at(1) - at(2) * at(3),
             Op::NegMul => -(at(0) * at(1)),
             Op::MulMul => at(0) * at(1) * at(2),
+            Op::Spline => {
+                let table = stream.tables.get(a[1].get()).map_or(&[][..], Vec::as_slice);
+                crate::spline::blend(table.len(), at(0), a[2].get() as u8, |k| {
+                    table.get(k).map_or(f64::NAN, |&slot| S::read(s, slot))
+                })
+            }
         };
         S::write(s, ins.d, v);
         stored[ins.out as usize] = v;

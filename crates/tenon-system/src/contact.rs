@@ -134,94 +134,63 @@ pub(crate) fn lower_profile(
     }
 }
 
-/// Coefficients of the periodic uniform cubic B-spline through `values`: the circulant
-/// system `(c_{k-1} + 4 c_k + c_{k+1}) / 6 = v_k` solved once numerically for its
-/// inverse's first row, then applied to the values (which may be expressions).
+/// Coefficients of the periodic uniform cubic B-spline through `values`: the solution
+/// of the circulant system `c_(k-1) + 4 c_k + c_(k+1) = 6 v_k`.
+///
+/// The operator factors as `(1/r) (1 + r E^-1) (1 + r E)` with `E` the periodic shift
+/// and `r = 2 - sqrt 3` (`r + 1/r = 4`), so `c = 6 r (1 + r E)^-1 (1 + r E^-1)^-1 v`: a
+/// forward recursion `y_k = v_k - r y_(k-1)` then a backward one `z_k = y_k - r z_(k+1)`,
+/// each started from its periodic series (`y_0 = sum_j (-r)^j v_(-j)`, terms while
+/// `r^j` is above rounding: about 32). Both recursions contract (`r` is about 0.27), and
+/// the whole costs about 3n nodes, so a profile of thousands of expression points (a
+/// formula per point) builds and evaluates in time linear in n. Constant values fold to
+/// constants as they are built.
 pub(crate) fn spline_coefficients(g: &mut ExprGraph, values: &[ExprId]) -> Vec<ExprId> {
     let n = values.len();
-    // Inverse of the circulant matrix by solving A w = e_0 with periodic Gauss-Seidel
-    // (diagonally dominant: converges fast), then shifting.
-    let mut w = vec![0.0; n];
-    for _ in 0..200 {
-        for k in 0..n {
-            let rhs = if k == 0 { 6.0 } else { 0.0 };
-            let left = w[(k + n - 1) % n];
-            let right = w[(k + 1) % n];
-            w[k] = (rhs - left - right) / 4.0;
+    if n == 0 {
+        return Vec::new();
+    }
+    let r = 2.0 - 3.0f64.sqrt();
+    // `sum_j (-r)^j x(j)` for the periodic sequence `x`, truncated where `r^j` no longer
+    // counts.
+    let series = |g: &mut ExprGraph, x: &dyn Fn(usize) -> ExprId| {
+        let mut terms = Vec::new();
+        let mut weight = 1.0f64;
+        let mut j = 0;
+        while weight.abs() > SPLINE_WEIGHT_FLOOR {
+            terms.push(g.scale(x(j), weight));
+            weight *= -r;
+            j += 1;
         }
+        g.sum(&terms)
+    };
+    // Forward: y_k + r y_(k-1) = v_k.
+    let mut y = Vec::with_capacity(n);
+    y.push(series(g, &|j| values[(n - j % n) % n]));
+    for k in 1..n {
+        let carried = g.scale(y[k - 1], r);
+        y.push(g.sub(values[k], carried));
     }
-    // Constant values (the usual case) give constant coefficients: n nodes, not n^2.
-    let constants: Option<Vec<f64>> = values.iter().map(|&v| g.as_const(v)).collect();
-    if let Some(c) = constants {
-        return (0..n)
-            .map(|k| {
-                let x = (0..n).map(|m| c[m] * w[(m + n - k) % n]).sum::<f64>();
-                g.constant(x)
-            })
-            .collect();
+    // Backward: z_k + r z_(k+1) = y_k.
+    let mut z = vec![g.zero(); n];
+    z[n - 1] = series(g, &|j| y[(n - 1 + j) % n]);
+    for k in (0..n - 1).rev() {
+        let carried = g.scale(z[k + 1], r);
+        z[k] = g.sub(y[k], carried);
     }
-    // The inverse's entries fall off as (2 - sqrt 3)^distance (about 0.27 a step): past
-    // about 30 steps either way they are below the rounding of the largest, so each
-    // coefficient sums the values within reach, not all n (n^2 nodes for n expression
-    // points would stall a 4,096-point profile).
-    let largest = w.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let reach: Vec<usize> = (0..n)
-        .filter(|&d| w[d].abs() > SPLINE_WEIGHT_FLOOR * largest)
-        .collect();
-    (0..n)
-        .map(|k| {
-            let terms: Vec<ExprId> = reach
-                .iter()
-                .map(|&d| g.scale(values[(k + d) % n], w[d]))
-                .collect();
-            g.sum(&terms)
-        })
-        .collect()
+    z.into_iter().map(|zk| g.scale(zk, 6.0 * r)).collect()
 }
 
-/// Spline weights below this fraction of the largest are left out of a coefficient
-/// (they change it by less than its rounding).
+/// Series terms below this weight are left out (they change a coefficient by less than
+/// its rounding).
 const SPLINE_WEIGHT_FLOOR: f64 = 1e-18;
 
-/// The uniform cubic B-spline `B(u)` (support `[-2, 2]`) from truncated powers of `u`
-/// clamped to its support: `(1/6) sum_k (-1)^k C(4, k) max(c + 2 - k, 0)^3` with
-/// `c = min(max(u, -2), 2)`. The sum is exactly 0 at `c = +-2`, so clamping changes no
-/// value, but it keeps the terms small: unclamped, they grow as `u^3` and cancel, losing
-/// digits once `u` is in the thousands (a profile of thousands of points). The clamp's
-/// kinks are where `B`, `B'` and `B''` vanish, so derivatives stay exact; `|u|` would
-/// not do (its zero derivative at 0 loses `B''(0)`).
-fn bspline(g: &mut ExprGraph, u: ExprId) -> ExprId {
-    let zero = g.zero();
-    let (low, high) = (g.constant(-2.0), g.constant(2.0));
-    let above = g.max(u, low);
-    let c = g.min(above, high);
-    let weights = [1.0, -4.0, 6.0, -4.0, 1.0];
-    let mut terms = Vec::new();
-    for (k, w) in weights.iter().enumerate() {
-        let shift = g.constant(2.0 - k as f64);
-        let x = g.add(c, shift);
-        let plus = g.max(x, zero);
-        let cube = g.powi(plus, 3);
-        terms.push(g.scale(cube, w / 6.0));
-    }
-    g.sum(&terms)
-}
-
-/// The periodic spline with coefficients `c` at `s` in `[0, 2 pi)` (the contact
-/// parameter is kept there by the state update).
+/// The periodic spline with coefficients `c` at `s` (one node: see
+/// [`ExprGraph::spline`]; `s` in `[0, 2 pi)` spans the n knots).
 fn spline_value(g: &mut ExprGraph, c: &[ExprId], s: ExprId) -> ExprId {
-    let n = c.len();
-    let u = g.scale(s, n as f64 / (2.0 * std::f64::consts::PI));
-    let mut terms = Vec::new();
-    // Knots k = -2 ..= n + 1 cover u in [0, n) with the periodic coefficients.
-    for k in -2..(n as i64 + 2) {
-        let shift = g.constant(-(k as f64));
-        let uk = g.add(u, shift);
-        let basis = bspline(g, uk);
-        let coeff = c[k.rem_euclid(n as i64) as usize];
-        terms.push(g.mul(coeff, basis));
-    }
-    g.sum(&terms)
+    let u = g.scale(s, c.len() as f64 / TAU);
+    let table = g.spline_table(c);
+    g.spline(table, u, 0)
 }
 
 /// The curve's point `c(s)` in its marker's plane.

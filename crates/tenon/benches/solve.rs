@@ -14,6 +14,8 @@
 //! - `diagnose_rssr/M`, `diagnose_ladder/N`: `tenon check`'s diagnosis of the solved
 //!   assemblies (ladders of 10 and 100 cells dense, 334 and 3334 cells (1,000 and
 //!   10,000 parts) sparse);
+//! - `cam_points/N`: a cam whose closed profile is N formula points (issue 12), from the
+//!   file's text to the answer: read, build, compile, solve;
 //! - `resolve_100_parts`: 33 planar four-bars (100 parts with ground) whose cranks all
 //!   follow one parameter; time to re-solve after the parameter changes (no rebuild).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -135,6 +137,21 @@ fn bench(c: &mut Criterion) {
                 |mut m| m.diagnose().unwrap().dof(),
                 BatchSize::LargeInput,
             )
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("cam_points");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(3));
+    for n in [256, 1024, 4096] {
+        let text = generate::expression_cam(n);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &text, |b, text| {
+            b.iter(|| {
+                let mut m = Mechanism::from_json(text, None).unwrap();
+                assert!(m.solve().unwrap().converged);
+            })
         });
     }
     group.finish();

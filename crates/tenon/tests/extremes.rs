@@ -62,3 +62,28 @@ fn a_zero_direction_is_still_refused() {
         assert!(err.to_string().contains(message), "{err}");
     }
 }
+
+#[path = "common/generate.rs"]
+mod generate;
+
+/// A cam profile of thousands of formula points (issue 12: 4,096 took 260 s) solves,
+/// with the follower where the profile says; its cost is timed by the `cam_points`
+/// benchmark.
+#[test]
+fn a_profile_of_thousands_of_formula_points_solves_where_the_profile_says() {
+    for n in [8, 4096] {
+        let mut m = Mechanism::from_json(&generate::expression_cam(n), Some("cam.json")).unwrap();
+        let report = m.solve().unwrap();
+        assert!(report.converged, "{n} points");
+        let y = m.placement("follower").unwrap().position[1];
+        assert!((y - 48.0).abs() < 1e-9, "{n} points: follower at {y}");
+        // A parameter change moves the whole profile without a rebuild.
+        m.set_parameter("R", 50.0).unwrap();
+        assert!(m.solve().unwrap().converged);
+        let y = m.placement("follower").unwrap().position[1];
+        assert!(
+            (y - 58.0).abs() < 1e-9,
+            "{n} points, R = 50: follower at {y}"
+        );
+    }
+}

@@ -397,3 +397,39 @@ pub fn ladder(cells: usize) -> String {
     }
     finish(s, &joints)
 }
+
+/// A disc cam whose closed profile is `n` points given as formulas of the parameters
+/// `R` (40) and `h` (8): point `k` at angle `a = 360 k / n` degrees lies at radius
+/// `R + h sin(a)^2`. The cam turns on a revolute about the frame's z axis, the follower
+/// slides along y with its tip on the profile; it starts 3 units above its solved height
+/// `R + h` (when `n` is a multiple of 4, the profile point at 90 degrees is a knot).
+pub fn expression_cam(n: usize) -> String {
+    let mut points = String::new();
+    for k in 0..n {
+        let a = format!("(360 * {k} / {n})");
+        let r = format!("(R + h * sin{a}^2)");
+        if k > 0 {
+            points.push_str(", ");
+        }
+        let _ = write!(points, r#"["{r} * cos{a}", "{r} * sin{a}"]"#);
+    }
+    let down = r#"{ "quaternion": [0.7071067811865476, -0.7071067811865475, 0, 0] }"#;
+    format!(
+        r#"{{ "format": "tenon-assembly", "version": 1, "parameters": {{ "R": 40, "h": 8 }},
+  "parts": [
+    {{ "id": "frame", "grounded": true,
+      "markers": {{ "axle": {{}}, "guide": {{ "rotation": {down} }} }} }},
+    {{ "id": "cam", "markers": {{ "axle": {{}}, "profile": {{}} }} }},
+    {{ "id": "follower", "placement": {{ "position": [0, 51, 0] }},
+      "markers": {{ "tip": {{}}, "slide": {{ "rotation": {down} }} }} }}
+  ],
+  "joints": [
+    {{ "id": "cam-axle", "type": "revolute", "i": {{ "part": "cam", "marker": "axle" }},
+      "j": {{ "part": "frame", "marker": "axle" }} }},
+    {{ "id": "guide", "type": "slider", "i": {{ "part": "follower", "marker": "slide" }},
+      "j": {{ "part": "frame", "marker": "guide" }} }},
+    {{ "id": "contact", "type": "cam", "i": {{ "part": "follower", "marker": "tip" }},
+      "j": {{ "part": "cam", "marker": "profile" }}, "profile": {{ "points": [{points}] }} }}
+  ] }}"#
+    )
+}
