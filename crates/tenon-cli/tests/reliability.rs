@@ -179,3 +179,40 @@ fn extreme_profiles_answer_without_a_panic() {
         }
     }
 }
+
+/// `extra` on markers, placements, rotations, marker references, motions and the
+/// simulation comes back from `solve -o` as it was written (integers stay integers).
+#[test]
+fn solve_writes_every_extra_back_verbatim() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture("four-bar.json")).unwrap();
+    let marked = text
+        .replacen(
+            r#""markers": {"#,
+            r#""markers": { "tag": { "extra": {"id": 9007199254740993} },"#,
+            1,
+        )
+        .replacen(r#""marker": "#, r#""extra": [1, 2], "marker": "#, 1);
+    assert_ne!(marked, text, "the fixture changed shape");
+    let input = dir.path().join("in.json");
+    std::fs::write(&input, &marked).unwrap();
+    let output = dir.path().join("out.json");
+    let run = tenon()
+        .args([
+            "solve",
+            input.to_str().unwrap(),
+            "-o",
+            output.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let written = std::fs::read_to_string(&output).unwrap();
+    assert!(written.contains(r#"{"id": 9007199254740993}"#), "{written}");
+    assert!(written.contains(r#""extra": [1, 2]"#), "{written}");
+}

@@ -17,15 +17,47 @@ new_key_type! {
     pub struct JointKey;
 }
 
-/// Data for other programs (an `extra` object), kept as given and written back.
+/// Data for other programs (an `extra` value), kept as given, character for character
+/// (integers stay integers, key order and spacing stay), and written back.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Extra(pub(crate) serde_json::Value);
+pub struct Extra(pub(crate) Box<str>);
 
 impl Extra {
-    /// The data as JSON text.
+    /// The data as JSON text, as it was read.
     pub fn to_json_text(&self) -> String {
         self.0.to_string()
     }
+
+    /// The data as JSON text, as it was read.
+    pub fn as_json_text(&self) -> &str {
+        &self.0
+    }
+
+    /// Extra data made by a reader (the `.asmt` reader keeps what JSON has no field
+    /// for this way).
+    pub(crate) fn from_value(v: &serde_json::Value) -> Extra {
+        Extra(v.to_string().into_boxed_str())
+    }
+}
+
+/// What an `extra` below a part, a joint or the document's top level belongs to: the
+/// element and the path from it (`markers.pin.rotation`, `i`, `motions[0]`), so that
+/// it is written back where it was read after the elements around it change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ExtraOwner {
+    Root,
+    Part(PartKey),
+    Joint(JointKey),
+}
+
+/// An `extra` inside an element's sub-object (a marker, a placement, a rotation, a mass,
+/// a marker reference, units, a motion, a spring, a load, the simulation).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct NestedExtra {
+    pub(crate) owner: ExtraOwner,
+    /// The sub-object's path from the owner (a path as errors print it).
+    pub(crate) path: String,
+    pub(crate) extra: Extra,
 }
 
 /// Mass properties (needed only for dynamics).
@@ -178,6 +210,7 @@ pub struct Assembly {
     forces: Forces,
     simulation: Option<Simulation>,
     extra: Option<Extra>,
+    nested_extras: Vec<NestedExtra>,
 }
 
 /// A model error about an element built through the API: the element, the place in it,
@@ -209,6 +242,7 @@ impl Assembly {
             forces: Forces::default(),
             simulation: None,
             extra: None,
+            nested_extras: Vec::new(),
         }
     }
 
@@ -523,6 +557,16 @@ impl Assembly {
         Ok(())
     }
 
+    /// `extra` values inside sub-objects, with where each belongs.
+    pub(crate) fn nested_extras(&self) -> &[NestedExtra] {
+        &self.nested_extras
+    }
+
+    /// Keeps `extra` values read inside sub-objects.
+    pub(crate) fn set_nested_extras(&mut self, nested: Vec<NestedExtra>) {
+        self.nested_extras = nested;
+    }
+
     /// Sets the top-level extra data.
     pub(crate) fn set_extra(&mut self, extra: Option<Extra>) {
         self.extra = extra;
@@ -615,8 +659,41 @@ impl Assembly {
             .ok_or_else(|| unknown_key("joint"))?;
         self.joint_order.retain(|&k| k != key);
         self.joint_by_id.remove(&joint.id);
+        let gone = indices(&self.motions, |m| m.joint == key);
         self.motions.retain(|m| m.joint != key);
+        self.renumber_extras("motions", &gone);
+        self.nested_extras
+            .retain(|e| e.owner != ExtraOwner::Joint(key));
         Ok(joint)
+    }
+
+    /// After the elements at `gone` (ascending) of the top-level list `list` were
+    /// removed: their nested `extra` values go with them, the others follow their
+    /// element's new index.
+    fn renumber_extras(&mut self, list: &str, gone: &[usize]) {
+        if gone.is_empty() {
+            return;
+        }
+        self.nested_extras.retain_mut(|e| {
+            if e.owner != ExtraOwner::Root {
+                return true;
+            }
+            let Some(rest) = e.path.strip_prefix(list).and_then(|r| r.strip_prefix('[')) else {
+                return true;
+            };
+            let Some((index, tail)) = rest.split_once(']') else {
+                return true;
+            };
+            let Ok(k) = index.parse::<usize>() else {
+                return true;
+            };
+            if gone.binary_search(&k).is_ok() {
+                return false;
+            }
+            let before = gone.partition_point(|&g| g < k);
+            e.path = format!("{list}[{}]{tail}", k - before);
+            true
+        });
     }
 
     /// Removes a part and everything attached to it: its joints (with their motions),
@@ -635,15 +712,31 @@ impl Assembly {
         for k in attached {
             removed.push(self.remove_joint(k)?.id);
         }
+        let springs = indices(&self.forces.springs, |s| s.i.part == key || s.j.part == key);
         self.forces
             .springs
             .retain(|s| s.i.part != key && s.j.part != key);
+        self.renumber_extras("forces.springs", &springs);
+        let loads = indices(&self.forces.loads, |l| l.part == key);
         self.forces.loads.retain(|l| l.part != key);
+        self.renumber_extras("forces.loads", &loads);
         let part = self.parts.remove(key).ok_or_else(|| unknown_key("part"))?;
         self.part_order.retain(|&k| k != key);
         self.part_by_id.remove(&part.id);
+        self.nested_extras
+            .retain(|e| e.owner != ExtraOwner::Part(key));
         Ok((part, removed))
     }
+}
+
+/// The indices of the items that `gone` picks, ascending.
+fn indices<T>(items: &[T], gone: impl Fn(&T) -> bool) -> Vec<usize> {
+    items
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| gone(x))
+        .map(|(k, _)| k)
+        .collect()
 }
 
 /// A key that is not (or no longer) in this assembly.

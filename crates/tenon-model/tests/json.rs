@@ -230,3 +230,86 @@ proptest! {
         }
     }
 }
+
+/// `extra` on every kind of object (the spec lets any object carry it), with integers,
+/// big numbers, key order and odd spacing that must come back character for character.
+const EXTRAS_EVERYWHERE: &str = r#"{
+  "format": "tenon-assembly", "version": 1,
+  "units": { "length": "mm", "extra": {"u": 1} },
+  "parameters": { "extra": 3, "L": "extra * 2" },
+  "parts": [
+    { "id": "g", "grounded": true,
+      "placement": { "position": [0, 0, 0], "extra": {"p": 12345678901234567890} },
+      "markers": {
+        "o": { "extra": [1,2,  3] },
+        "extra": { "position": [1, 0, 0], "rotation": { "axis": [0, 0, 1], "angle": 90, "extra": {"z": 1, "a": 2} } }
+      },
+      "extra": {"part": true} },
+    { "id": "b", "markers": { "m": {} }, "mass": { "mass": 1, "center_of_mass": [0, 0, 0], "inertia": [[1, 0, 0], [0, 1, 0], [0, 0, 1]], "extra": "mass-extra" } },
+    { "id": "c", "markers": { "m": { "extra": {"second": 2} } } }
+  ],
+  "joints": [
+    { "id": "r", "type": "revolute", "i": { "part": "b", "marker": "m", "extra": {"ref": "i"} },
+      "j": { "part": "g", "marker": "o" }, "limits": { "angle": [-90, 90], "extra": 7 }, "extra": {"joint": 1} },
+    { "id": "s", "type": "revolute", "i": { "part": "c", "marker": "m" }, "j": { "part": "g", "marker": "extra" } }
+  ],
+  "motions": [ { "joint": "r", "angle": "30 * t", "extra": {"motion": 0} }, { "joint": "s", "angle": "10 * t", "extra": {"motion": 1} } ],
+  "forces": { "gravity": [0, 0, -9810], "loads": [ { "part": "b", "force": [1, 0, 0], "torque": [0, 0, 0], "extra": {"load": 0} } ], "extra": {"forces": true} },
+  "simulation": { "end": 1, "step": 0.01, "extra": {"sim": 100} },
+  "extra": {"top": 1}
+}"#;
+
+#[test]
+fn extra_is_kept_verbatim_on_every_object_through_a_round_trip() {
+    let a = read_json(EXTRAS_EVERYWHERE, None).unwrap();
+    // A parameter and a marker may be called "extra".
+    assert_eq!(a.parameter_values().get("L"), Some(6.0));
+    let written = write_json(&a);
+    for text in [
+        r#"{"u": 1}"#,
+        r#"{"p": 12345678901234567890}"#,
+        "[1,2,  3]",
+        r#"{"z": 1, "a": 2}"#,
+        r#"{"part": true}"#,
+        r#""mass-extra""#,
+        r#"{"second": 2}"#,
+        r#"{"ref": "i"}"#,
+        r#""extra": 7"#,
+        r#"{"joint": 1}"#,
+        r#"{"motion": 0}"#,
+        r#"{"motion": 1}"#,
+        r#"{"load": 0}"#,
+        r#"{"forces": true}"#,
+        r#"{"sim": 100}"#,
+        r#"{"top": 1}"#,
+    ] {
+        assert!(written.contains(text), "{text} lost:\n{written}");
+    }
+    // Reading what was written writes the same again.
+    let again = read_json(&written, None).unwrap();
+    assert_eq!(write_json(&again), written);
+}
+
+#[test]
+fn extra_follows_its_element_when_others_are_removed() {
+    let mut a = read_json(EXTRAS_EVERYWHERE, None).unwrap();
+    // Removing part b takes its mass extra, joint r (and its motion and extras), and
+    // the load on b; part c's marker extra and the second motion's stay with them.
+    let b = a.part_by_id("b").unwrap();
+    a.remove_part(b).unwrap();
+    let written = write_json(&a);
+    for gone in [
+        r#""mass-extra""#,
+        r#"{"ref": "i"}"#,
+        r#"{"motion": 0}"#,
+        r#"{"load": 0}"#,
+    ] {
+        assert!(!written.contains(gone), "{gone} kept:\n{written}");
+    }
+    for kept in [r#"{"second": 2}"#, r#"{"motion": 1}"#, r#"{"part": true}"#] {
+        assert!(written.contains(kept), "{kept} lost:\n{written}");
+    }
+    let again = read_json(&written, None).unwrap();
+    assert_eq!(again.motions().len(), 1);
+    assert_eq!(write_json(&again), written);
+}

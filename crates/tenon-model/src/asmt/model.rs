@@ -224,7 +224,9 @@ impl<'a> Reader<'_, 'a> {
         if let Some(anim) = self.child(root, "AnimationParameters") {
             extra.insert("AnimationParameters".into(), self.raw_block(anim));
         }
-        assembly.set_extra(Some(Extra(json!({ "asmt": Value::Object(extra) }))));
+        assembly.set_extra(Some(Extra::from_value(
+            &json!({ "asmt": Value::Object(extra) }),
+        )));
         Ok(assembly)
     }
 
@@ -346,7 +348,7 @@ impl<'a> Reader<'_, 'a> {
             }
         }
         if !extra.is_empty() {
-            part.extra = Some(Extra(json!({ "asmt": Value::Object(extra) })));
+            part.extra = Some(Extra::from_value(&json!({ "asmt": Value::Object(extra) })));
         }
         Ok(part)
     }
@@ -564,7 +566,7 @@ impl<'a> Reader<'_, 'a> {
         }
         joint.fields.sort_by_key(|(f, _)| *f);
         if !extra.is_empty() {
-            joint.extra = Some(Extra(json!({ "asmt": Value::Object(extra) })));
+            joint.extra = Some(Extra::from_value(&json!({ "asmt": Value::Object(extra) })));
         }
         Ok(joint)
     }

@@ -272,8 +272,8 @@ impl<'a> Reader<'_, 'a> {
             profile: None,
             profile_i: None,
             limits: Limits::default(),
-            extra: Some(Extra(
-                json!({ "asmt": { "GeneralMotion": self.raw_block(m) } }),
+            extra: Some(Extra::from_value(
+                &json!({ "asmt": { "GeneralMotion": self.raw_block(m) } }),
             )),
         };
         assembly

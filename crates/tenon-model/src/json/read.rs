@@ -3,13 +3,19 @@
 //! syntax and references (ids, marker names); the model's rules (field ranges,
 //! profiles, limits, placements, mass) are checked by `Assembly`'s builders, whose
 //! problems come back with a place inside the element that is appended to the JSON
-//! path here. `extra` objects are kept as given.
+//! path here. `extra` values are kept as their text, on every object: the document's,
+//! a part's and a joint's in their own fields, any other object's (a marker, a
+//! placement, a rotation, a mass, a marker reference, units, a motion, a spring, a load,
+//! the simulation) with the element it sits in and its path from there.
 
 use serde_json::Value;
 
-use super::value::{array, describe, key_path, Obj, Result, Strict};
+use super::value::{array, collect_nested, describe, key_path, resolved, Obj, Result, Strict};
 use super::{FORMAT_NAME, FORMAT_VERSION};
-use crate::assembly::{Assembly, Coordinate, Forces, Load, Mass, Motion, Part, Simulation, Spring};
+use crate::assembly::{
+    Assembly, Coordinate, ExtraOwner, Forces, JointKey, Load, Mass, Motion, NestedExtra, Part,
+    PartKey, Simulation, Spring,
+};
 use crate::error::{ModelError, Place};
 use crate::joint::{CamProfile, Field, Joint, JointType, Limits, MarkerRef, MarkerSpec, Range};
 use crate::placement::{Placement, Rotation};
@@ -24,6 +30,44 @@ fn placed(path: &str, e: Invalid) -> ModelError {
 }
 
 pub(super) fn read(text: &str) -> Result<Assembly> {
+    let (assembly, nested) = collect_nested(|| read_document(text));
+    let mut assembly = assembly?;
+    let parts: Vec<PartKey> = assembly.parts().map(|(k, _)| k).collect();
+    let joints: Vec<JointKey> = assembly.joints().map(|(k, _)| k).collect();
+    let owned = nested
+        .into_iter()
+        .map(|(path, extra)| {
+            let (owner, path) = owner_of((&parts, &joints), &path);
+            NestedExtra { owner, path, extra }
+        })
+        .collect();
+    assembly.set_nested_extras(owned);
+    Ok(assembly)
+}
+
+/// The element an `extra` at `path` (a path as errors print it) belongs to, and the
+/// path from that element: `parts[2].markers.pin` is part 2's `markers.pin`.
+fn owner_of((parts, joints): (&[PartKey], &[JointKey]), path: &str) -> (ExtraOwner, String) {
+    let element = |list: &str| -> Option<(usize, String)> {
+        let rest = path.strip_prefix(list)?.strip_prefix('[')?;
+        let (index, tail) = rest.split_once(']')?;
+        let tail = tail.strip_prefix('.').unwrap_or(tail);
+        Some((index.parse().ok()?, tail.to_string()))
+    };
+    if let Some((k, tail)) = element("parts") {
+        if let Some(&key) = parts.get(k) {
+            return (ExtraOwner::Part(key), tail);
+        }
+    }
+    if let Some((k, tail)) = element("joints") {
+        if let Some(&key) = joints.get(k) {
+            return (ExtraOwner::Joint(key), tail);
+        }
+    }
+    (ExtraOwner::Root, path.to_string())
+}
+
+fn read_document(text: &str) -> Result<Assembly> {
     let root: Value = serde_json::from_str::<Strict>(text)
         .map(|s| s.0)
         .map_err(|e| {
@@ -162,7 +206,7 @@ fn read_parameters(v: &Value) -> Result<Vec<Parameter>> {
         .map(|(name, value)| {
             Ok(Parameter {
                 name: name.clone(),
-                value: scalar_syntax(value, &key_path("parameters", name))?,
+                value: scalar_syntax(&*resolved(value)?, &key_path("parameters", name))?,
             })
         })
         .collect()
@@ -289,7 +333,8 @@ fn read_part(v: &Value, path: &str) -> Result<Part> {
             ModelError::at_path(&mpath, format!("expected an object, found {}", describe(m)))
         })?;
         for (name, mv) in map {
-            markers.push((name.clone(), read_placement(mv, &key_path(&mpath, name))?));
+            let mv = resolved(mv)?;
+            markers.push((name.clone(), read_placement(&mv, &key_path(&mpath, name))?));
         }
     }
     let mass = match o.get("mass") {

@@ -1,6 +1,10 @@
 //! JSON values read strictly (a key written twice is an error) and objects read key by
 //! key, so that every key not read is refused with its path.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
+
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::assembly::Extra;
@@ -72,11 +76,72 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
                     "key '{key}' appears twice"
                 )));
             }
+            // Other programs' data is kept as its text: no tree of values (a 48 MB
+            // `extra` array would take gigabytes as one), nothing rewritten.
+            if key == "extra" {
+                let raw: Box<RawValue> = map.next_value()?;
+                out.insert(key, raw_marker(raw));
+                continue;
+            }
             let Strict(v) = map.next_value()?;
             out.insert(key, v);
         }
         Ok(Value::Object(out))
     }
+}
+
+/// The only key of the object that stands for a raw `extra` text in a value tree (a key
+/// no JSON text can make: object keys read from text that start with NUL are refused
+/// nowhere, but they never reach this marker's place, see [`resolved`]).
+const RAW_EXTRA: &str = "\u{0}extra";
+
+fn raw_marker(raw: Box<RawValue>) -> Value {
+    let text: Box<str> = raw.into();
+    let mut m = Map::new();
+    m.insert(RAW_EXTRA.to_string(), Value::String(text.into_string()));
+    Value::Object(m)
+}
+
+/// The raw text behind a marker.
+fn raw_text(v: &Value) -> Option<&str> {
+    match v {
+        Value::Object(m) if m.len() == 1 => m.get(RAW_EXTRA)?.as_str(),
+        _ => None,
+    }
+}
+
+/// `v` as a value tree: a map of user-chosen names (markers, parameters) may name an
+/// entry "extra", which the reader kept as text; it is parsed here like any value.
+pub(super) fn resolved(v: &Value) -> Result<Cow<'_, Value>> {
+    match raw_text(v) {
+        Some(text) => serde_json::from_str::<Strict>(text)
+            .map(|s| Cow::Owned(s.0))
+            .map_err(|e| ModelError::at_path("extra", format!("not valid JSON: {e}"))),
+        None => Ok(Cow::Borrowed(v)),
+    }
+}
+
+fn extra_of(v: &Value) -> Extra {
+    match raw_text(v) {
+        Some(text) => Extra(text.into()),
+        None => Extra::from_value(v),
+    }
+}
+
+thread_local! {
+    /// `extra` values met inside sub-objects while a document is read (see
+    /// [`collect_nested`]): the sub-object's path and the value.
+    static NESTED: RefCell<Option<Vec<(String, Extra)>>> = const { RefCell::new(None) };
+}
+
+/// Runs a read, collecting the `extra` values of every object that does not read its
+/// own (markers, placements, rotations, mass, units, marker references, motions,
+/// forces, simulation): [`Obj::finish`] hands them here instead of refusing them.
+pub(super) fn collect_nested<T>(read: impl FnOnce() -> T) -> (T, Vec<(String, Extra)>) {
+    let outer = NESTED.with(|n| n.borrow_mut().replace(Vec::new()));
+    let result = read();
+    let nested = NESTED.with(|n| std::mem::replace(&mut *n.borrow_mut(), outer));
+    (result, nested.unwrap_or_default())
 }
 
 pub(super) fn describe(v: &Value) -> &'static str {
@@ -166,11 +231,25 @@ impl<'a> Obj<'a> {
     }
 
     pub(super) fn extra(&mut self) -> Option<Extra> {
-        self.get("extra").map(|v| Extra(v.clone()))
+        self.get("extra").map(extra_of)
     }
 
-    /// Refuses every key not read.
-    pub(super) fn finish(self) -> Result<()> {
+    /// Refuses every key not read, but an `extra` (kept for the writer, see
+    /// [`collect_nested`]).
+    pub(super) fn finish(mut self) -> Result<()> {
+        if !self.used.contains(&"extra") {
+            if let Some(v) = self.get("extra") {
+                let kept = NESTED.with(|n| {
+                    n.borrow_mut()
+                        .as_mut()
+                        .map(|list| list.push((self.path.clone(), extra_of(v))))
+                        .is_some()
+                });
+                if !kept {
+                    self.used.pop();
+                }
+            }
+        }
         for key in self.map.keys() {
             if !self.used.contains(&key.as_str()) {
                 return Err(ModelError::at_path(

@@ -3,17 +3,167 @@
 use serde_json::{json, Map, Value};
 
 use super::{FORMAT_NAME, FORMAT_VERSION};
-use crate::assembly::{Assembly, Coordinate, Part};
+use rustc_hash::FxHashMap;
+
+use crate::assembly::{Assembly, Coordinate, Extra, ExtraOwner, JointKey, Part, PartKey};
 use crate::joint::{CamProfile, Joint, MarkerRef, MarkerSpec};
 use crate::placement::{Placement, Rotation};
 use crate::scalar::{unit_name, AngleUnit, LengthUnit, MassUnit, Scalar, TimeUnit};
 
 /// Writes an assembly as JSON text (two-space indentation, keys in the spec's order).
+/// Every `extra` is written back as the text it was read from, in the object it was
+/// read in (one an edit removed goes with it).
 pub fn write_json(assembly: &Assembly) -> String {
-    let value = to_value(assembly);
-    let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
-    text.push('\n');
-    text
+    // A placeholder string stands for each `extra` in the value tree; the text replaces
+    // it after serialization. A document whose own strings contain the placeholder's
+    // prefix (it starts with a control character) gets another.
+    for nonce in 0u32.. {
+        let prefix = format!("\u{1}tenon-extra-{nonce}:");
+        let mut value = to_value(assembly);
+        let texts = place_extras(assembly, &mut value, &prefix);
+        let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+        // The placeholder as serde_json writes it: the control character escaped.
+        let written = format!("\"\\u0001tenon-extra-{nonce}:");
+        if text.matches(&written).count() == texts.len() {
+            let mut out = substitute(&text, &written, &texts);
+            out.push('\n');
+            return out;
+        }
+    }
+    String::new()
+}
+
+/// Puts a placeholder `prefix` + index in every object that had an `extra`, and returns
+/// the texts in index order.
+fn place_extras<'a>(a: &'a Assembly, root: &mut Value, prefix: &str) -> Vec<&'a str> {
+    let part_index: FxHashMap<PartKey, usize> = a
+        .parts()
+        .enumerate()
+        .map(|(k, (key, _))| (key, k))
+        .collect();
+    let joint_index: FxHashMap<JointKey, usize> = a
+        .joints()
+        .enumerate()
+        .map(|(k, (key, _))| (key, k))
+        .collect();
+    let mut at: Vec<(Vec<Segment>, &'a Extra)> = Vec::new();
+    if let Some(e) = a.extra() {
+        at.push((Vec::new(), e));
+    }
+    for (k, (_, p)) in a.parts().enumerate() {
+        if let Some(e) = &p.extra {
+            at.push((vec![Segment::Key("parts".into()), Segment::Index(k)], e));
+        }
+    }
+    for (k, (_, j)) in a.joints().enumerate() {
+        if let Some(e) = &j.extra {
+            at.push((vec![Segment::Key("joints".into()), Segment::Index(k)], e));
+        }
+    }
+    for nested in a.nested_extras() {
+        let mut path = match nested.owner {
+            ExtraOwner::Root => Vec::new(),
+            ExtraOwner::Part(key) => match part_index.get(&key) {
+                Some(&k) => vec![Segment::Key("parts".into()), Segment::Index(k)],
+                None => continue,
+            },
+            ExtraOwner::Joint(key) => match joint_index.get(&key) {
+                Some(&k) => vec![Segment::Key("joints".into()), Segment::Index(k)],
+                None => continue,
+            },
+        };
+        let Some(rest) = segments(&nested.path) else {
+            continue;
+        };
+        path.extend(rest);
+        at.push((path, &nested.extra));
+    }
+    let mut texts = Vec::with_capacity(at.len());
+    for (path, extra) in at {
+        if let Some(Value::Object(map)) = object_at(root, &path) {
+            map.insert(
+                "extra".into(),
+                Value::String(format!("{prefix}{}", texts.len())),
+            );
+            texts.push(extra.as_json_text());
+        }
+    }
+    texts
+}
+
+/// One step of a path as errors print it: `.key`, `["odd key"]` or `[3]`.
+enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+/// Parses a printed path (`parts[2].markers["a b"].rotation`).
+fn segments(path: &str) -> Option<Vec<Segment>> {
+    let mut out = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        rest = rest.strip_prefix('.').unwrap_or(rest);
+        if let Some(inner) = rest.strip_prefix('[') {
+            if inner.starts_with('"') {
+                // A JSON string, then `]`.
+                let mut stream = serde_json::Deserializer::from_str(inner).into_iter::<String>();
+                let key = stream.next()?.ok()?;
+                let used = stream.byte_offset();
+                out.push(Segment::Key(key));
+                rest = inner.get(used..)?.strip_prefix(']')?;
+            } else {
+                let (index, tail) = inner.split_once(']')?;
+                out.push(Segment::Index(index.parse().ok()?));
+                rest = tail;
+            }
+        } else {
+            let end = rest.find(['.', '[']).unwrap_or(rest.len());
+            out.push(Segment::Key(rest.get(..end)?.to_string()));
+            rest = rest.get(end..)?;
+        }
+    }
+    Some(out)
+}
+
+/// The value at `path`; a placement the writer left out (it was the identity) is put
+/// back as `{}` to hold its `extra`.
+fn object_at<'v>(root: &'v mut Value, path: &[Segment]) -> Option<&'v mut Value> {
+    let mut here = root;
+    for segment in path {
+        here = match segment {
+            Segment::Index(k) => here.as_array_mut()?.get_mut(*k)?,
+            Segment::Key(key) => {
+                let map = here.as_object_mut()?;
+                if key == "placement" && !map.contains_key("placement") {
+                    map.insert(key.clone(), Value::Object(Map::new()));
+                }
+                map.get_mut(key.as_str())?
+            }
+        };
+    }
+    Some(here)
+}
+
+/// The text with each placeholder (`written` + index + `"`) replaced by its extra.
+fn substitute(text: &str, written: &str, texts: &[&str]) -> String {
+    let mut out = String::with_capacity(text.len() + texts.iter().map(|t| t.len()).sum::<usize>());
+    let mut rest = text;
+    while let Some(at) = rest.find(written) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + written.len()..];
+        let digits = after.find('"').unwrap_or(0);
+        match after[..digits]
+            .parse::<usize>()
+            .ok()
+            .and_then(|k| texts.get(k))
+        {
+            Some(t) => out.push_str(t),
+            None => out.push_str(&rest[at..at + written.len() + digits + 1]),
+        }
+        rest = &after[(digits + 1).min(after.len())..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn scalar(s: &Scalar) -> Value {
@@ -107,9 +257,6 @@ fn part(p: &Part) -> Value {
             }),
         );
     }
-    if let Some(e) = &p.extra {
-        map.insert("extra".into(), e.0.clone());
-    }
     Value::Object(map)
 }
 
@@ -162,9 +309,6 @@ fn joint(assembly: &Assembly, j: &Joint) -> Value {
     }
     if !limits.is_empty() {
         map.insert("limits".into(), Value::Object(limits));
-    }
-    if let Some(e) = &j.extra {
-        map.insert("extra".into(), e.0.clone());
     }
     Value::Object(map)
 }
@@ -268,9 +412,6 @@ fn to_value(a: &Assembly) -> Value {
             sim.insert("output_step".into(), scalar(o));
         }
         root.insert("simulation".into(), Value::Object(sim));
-    }
-    if let Some(e) = a.extra() {
-        root.insert("extra".into(), e.0.clone());
     }
     Value::Object(root)
 }

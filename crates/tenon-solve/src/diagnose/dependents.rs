@@ -44,7 +44,10 @@ pub(super) fn classify(
         let set = conflict_set(k, joint, conflicts.len());
         add_conflict(&mut conflicts, set, gap, cx.joint_order);
     }
-    let ending: FxHashSet<JointKey> = conflicts.iter().filter_map(|c| c.joints.last().copied()).collect();
+    let ending: FxHashSet<JointKey> = conflicts
+        .iter()
+        .filter_map(|c| c.joints.last().copied())
+        .collect();
     redundant.retain(|j| !ending.contains(j));
     redundant.sort_by_key(|j| cx.joint_order[j]);
     Findings {
