@@ -62,7 +62,7 @@ pub(crate) fn side_name(side: LimitSide) -> &'static str {
     }
 }
 
-/// The notes under a report: limits held or broken, joints on their mirror branch, how
+/// The notes under a report: limits held or broken, joints that changed branch, how
 /// the assembly was held.
 pub(crate) fn messages(assembly: &Assembly, report: &Report) -> Vec<String> {
     let mut m = Vec::new();
@@ -88,7 +88,7 @@ pub(crate) fn messages(assembly: &Assembly, report: &Report) -> Vec<String> {
     }
     for k in &report.flipped {
         m.push(format!(
-            "joint '{}' ended on its mirror branch (an axis reversed from the starting pose)",
+            "joint '{}' changed branch: an aligned axis ended reversed from the starting pose",
             joint_name(assembly, *k)
         ));
     }

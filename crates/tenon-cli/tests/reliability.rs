@@ -2,7 +2,7 @@
 //! clear answer. A parameter that breaks a rule is bad input (exit 2) naming the element
 //! and the field, and nothing is written; a coordinate prescribed twice is refused; a
 //! limit held exactly is "held", not "broken by 0"; `solve --json` names redundant and
-//! conflicting joints.
+//! conflicting joints; a branch change is reported either way; `extra` comes back verbatim.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
@@ -215,4 +215,35 @@ fn solve_writes_every_extra_back_verbatim() {
     let written = std::fs::read_to_string(&output).unwrap();
     assert!(written.contains(r#"{"id": 9007199254740993}"#), "{written}");
     assert!(written.contains(r#""extra": [1, 2]"#), "{written}");
+}
+
+/// A weld started on its mirror branch (its axes 100 degrees apart) that ends aligned,
+/// because the hinge beside it turns the lid through 180 degrees, has changed branch as
+/// surely as the hinge has, and `solve` names both (a part never flips silently, either
+/// way).
+#[test]
+fn leaving_the_mirror_branch_is_reported_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lid.json");
+    std::fs::write(
+        &file,
+        r#"{ "format": "tenon-assembly", "version": 1,
+      "parts": [ { "id": "ground", "grounded": true, "markers": { "pin": {}, "dock": { "rotation": { "axis": [1, 0, 0], "angle": 180 } } } },
+                 { "id": "lid", "placement": { "rotation": { "axis": [1, 0, 0], "angle": 80 } }, "markers": { "pin": {} } } ],
+      "joints": [ { "id": "hinge", "type": "revolute", "i": { "part": "lid", "marker": "pin" }, "j": { "part": "ground", "marker": "pin" } },
+                  { "id": "weld", "type": "fixed", "i": { "part": "lid", "marker": "pin" }, "j": { "part": "ground", "marker": "dock" } } ] }"#,
+    )
+    .unwrap();
+    let run = tenon()
+        .args(["solve", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{out}");
+    for joint in ["hinge", "weld"] {
+        let line = format!(
+            "joint '{joint}' changed branch: an aligned axis ended reversed from the starting pose"
+        );
+        assert!(out.contains(&line), "{out}");
+    }
 }

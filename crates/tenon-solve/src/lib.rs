@@ -151,8 +151,8 @@ pub struct SolveReport {
     pub clusters: Vec<ClusterReport>,
     /// Equations that still do not hold: `(index, residual)`, largest first.
     pub unsatisfied: Vec<(usize, f64)>,
-    /// Joints that ended on their mirror branch (an aligned axis or locked twist
-    /// reversed from where the solve started): never silent.
+    /// Joints that changed branch (an aligned axis or locked twist ended on the other
+    /// side of perpendicular from where the solve started): never silent.
     pub flipped: Vec<tenon_model::JointKey>,
 }
 

@@ -113,9 +113,9 @@ impl std::fmt::Debug for CachedTape {
     }
 }
 
-/// A branch indicator below this at the start of a solve means the file put the joint on
-/// its mirror branch on purpose (`cos 120 degrees`).
-const MIRRORED_AT_START: f64 = -0.5;
+/// A branch indicator within this of 0 is on neither branch (axes perpendicular to
+/// rounding): a start there may end on either without a report.
+const UNDECIDED: f64 = 1e-6;
 
 impl System {
     /// Compiles all equations (once; evaluate many times), cluster by cluster.
@@ -279,10 +279,10 @@ impl System {
         Ok(())
     }
 
-    /// Joints that ended on their mirror branch at `after`: an aligned axis or a locked
-    /// twist on the reversed side (`z_i . z_j < 0`, `x_i . x_j < 0`), which the joint's
-    /// equations also allow, unless it was already clearly reversed at `before` (within
-    /// 60 degrees of reversed: a file that means it). Each joint is listed once.
+    /// Joints that changed branch from `before` to `after`: an aligned axis or a locked
+    /// twist (`z_i . z_j`, `x_i . x_j`; the joint's equations allow either sign) whose
+    /// sign changed, either way; a start within rounding of perpendicular is on neither
+    /// branch. Each joint is listed once.
     pub fn flipped(
         &self,
         compiled: &Compiled,
@@ -303,9 +303,11 @@ impl System {
         })?;
         let mut flipped = Vec::new();
         for ((&(joint, _), &x), &y) in self.branches.iter().zip(&a).zip(&b) {
-            // Ending on the mirror side is reported unless the start was already there
-            // by a clear margin; near zero the branch is undecided.
-            if x > MIRRORED_AT_START && y < -1e-6 && !flipped.contains(&joint) {
+            // The branch nearest the start is its indicator's sign, either way: a part
+            // started 150 degrees off that ends aligned changed branch as surely as one
+            // started aligned that ends reversed. Near zero the branch is undecided.
+            let changed = (x > UNDECIDED && y < -UNDECIDED) || (x < -UNDECIDED && y > UNDECIDED);
+            if changed && !flipped.contains(&joint) {
                 flipped.push(joint);
             }
         }

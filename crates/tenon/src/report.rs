@@ -81,8 +81,9 @@ pub struct Report {
     pub clusters: Vec<ClusterReport>,
     /// Equations that do not hold, largest residual first.
     pub unsatisfied: Vec<Unsatisfied>,
-    /// Joints that ended on their mirror branch (an aligned axis reversed from the
-    /// start): never silent.
+    /// Joints that changed branch: an aligned axis (or a locked twist) ended reversed
+    /// from the start, from the aligned side to the mirror side or back (a start more
+    /// than 90 degrees off is on the mirror side). Never silent.
     pub flipped: Vec<JointKey>,
     /// How the assembly was held.
     pub grounding: Grounding,
