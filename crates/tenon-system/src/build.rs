@@ -11,7 +11,7 @@ use crate::contact::{self, Profiles};
 use crate::error::SystemError;
 use crate::frames::{marker_frame, quaternion_matrix, Frame, Lowering, Transform};
 use crate::joints::{self, AngleRequest, Fields, JointBuilder, Quantity};
-use crate::residual::ContactSearch;
+use crate::residual::{ContactSearch, Role};
 
 /// What an equation comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +33,8 @@ pub struct Equation {
     pub owner: Owner,
     /// What it measures.
     pub quantity: Quantity,
+    /// What it does.
+    pub role: Role,
 }
 
 /// A free part's unknowns: `p` then `q = (w, x, y, z)`.
@@ -352,6 +354,7 @@ impl System {
                     residual: r.expr,
                     owner: Owner::Joint(key),
                     quantity: r.quantity,
+                    role: r.role,
                 });
             }
             // Driving values lock the free coordinate.
@@ -367,6 +370,7 @@ impl System {
                         residual: b.graph.sub(value, target),
                         owner: Owner::Drive(key, coordinate),
                         quantity,
+                        role: Role::Geometry,
                     });
                 }
             }
@@ -421,6 +425,7 @@ impl System {
                 residual: b.graph.sub(value, target),
                 owner: Owner::Motion(index),
                 quantity,
+                role: Role::Geometry,
             });
         }
 

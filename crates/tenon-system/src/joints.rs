@@ -258,7 +258,7 @@ pub(crate) fn equations(
             } else {
                 g.sub(ti, tj)
             };
-            vec![length(e)]
+            vec![length(e).coupling()]
         }
         // (x - x0) + radius (a - a0) = 0 with x = (O_j - O_i) . x_i the pinion centre's
         // travel along the rack and a the continuous angle of x_j from x_i about z (1).
@@ -266,7 +266,7 @@ pub(crate) fn equations(
             let (dx, da) = travel_and_turn(b, i, j, 0);
             let g = b.graph();
             let turn = g.mul(field(Field::Radius), da);
-            vec![length(g.add(dx, turn))]
+            vec![length(g.add(dx, turn)).coupling()]
         }
         // O_i on the line (O_j, x_j): d . y_j = d . z_j = 0; z_i = +-z_j (4).
         JointType::Slot => {
@@ -368,7 +368,7 @@ fn screw_relation(b: &mut dyn JointBuilder, i: &Frame, j: &Frame, pitch: ExprId)
     let g = b.graph();
     let advance = g.scale(ds, 2.0 * std::f64::consts::PI);
     let turn = g.mul(pitch, da);
-    length(g.sub(advance, turn))
+    length(g.sub(advance, turn)).coupling()
 }
 
 /// The changes since load of `(O_j - O_i) . axis_i` (marker i's axis `axis`: 0 for x, 2

@@ -30,6 +30,6 @@ mod tangent;
 pub use build::{Equation, ExtraUnknown, FreePart, Grounding, LimitSpec, Owner, System};
 pub use cluster::{ClusterOutput, ClusterTape, LimitRow, LimitSide, Scratch};
 pub use error::SystemError;
-pub use residual::Quantity;
+pub use residual::{Quantity, Role};
 pub use state::{Compiled, StageTape};
 pub use tangent::{Layout, TangentColumn, TangentJacobian, STATE_PER_PART, TANGENT_PER_PART};

@@ -13,11 +13,35 @@ pub enum Quantity {
     Angle,
 }
 
+/// What an equation does in the mechanism.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Role {
+    /// Places parts: points on points, lines, planes; axes aligned; values driven.
+    #[default]
+    Geometry,
+    /// Relates the motions that other joints allow (a screw's advance to its turn,
+    /// gears, belts, rack and pinion): meaningful once those joints hold, and far from
+    /// that (an axis still across its line) a pull in a misleading direction. A solve
+    /// that stalls with such equations in it places the parts without them first.
+    Coupling,
+}
+
 /// One residual of a joint.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Residual {
     pub(crate) expr: ExprId,
     pub(crate) quantity: Quantity,
+    pub(crate) role: Role,
+}
+
+impl Residual {
+    /// The same residual, as a coupling (see [`Role::Coupling`]).
+    pub(crate) fn coupling(self) -> Residual {
+        Residual {
+            role: Role::Coupling,
+            ..self
+        }
+    }
 }
 
 /// An angle that must stay continuous over many turns: `raw + 2 pi turns`, with
@@ -64,6 +88,7 @@ pub(crate) fn length(expr: ExprId) -> Residual {
     Residual {
         expr,
         quantity: Quantity::Length,
+        role: Role::Geometry,
     }
 }
 
@@ -71,5 +96,6 @@ pub(crate) fn angle(expr: ExprId) -> Residual {
     Residual {
         expr,
         quantity: Quantity::Angle,
+        role: Role::Geometry,
     }
 }

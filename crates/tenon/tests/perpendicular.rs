@@ -55,3 +55,44 @@ fn every_joint_with_an_axis_solves_from_exactly_perpendicular_axes() {
     }
     assert!(failed.is_empty(), "not solved: {failed:#?}");
 }
+
+/// A nut on a cylindrical joint with a screw coupling (pitch 4), started with its axis
+/// 100 to 150 degrees across the screw about several directions: the coupling pulls the
+/// nut's turn one way while its axis must swing another, and the whole solve stalls
+/// (5 of 20 such starts solved before); placed without the coupling first, then with
+/// it, each start ends with the axis on the screw's line and the advance matching the
+/// turn.
+#[test]
+fn a_nut_started_across_its_screw_is_placed_then_coupled() {
+    for (axis, angle) in [
+        ("[1, 0, 0]", 100),
+        ("[0, 1, 0]", 120),
+        ("[1, 1, 0]", 135),
+        ("[1, -2, 1]", 150),
+    ] {
+        let text = format!(
+            r#"{{ "format": "tenon-assembly", "version": 1,
+  "parts": [
+    {{ "id": "frame", "grounded": true, "markers": {{ "e": {{ "position": [0, 800, 0] }} }} }},
+    {{ "id": "nut", "placement": {{ "position": [30, 760, 40], "rotation": {{ "axis": {axis}, "angle": {angle} }} }},
+      "markers": {{ "thread": {{}} }} }}
+  ],
+  "joints": [
+    {{ "id": "nut-axis", "type": "cylindrical", "i": {{ "part": "nut", "marker": "thread" }},
+      "j": {{ "part": "frame", "marker": "e" }} }},
+    {{ "id": "lead", "type": "screw_coupling", "i": {{ "part": "nut", "marker": "thread" }},
+      "j": {{ "part": "frame", "marker": "e" }}, "pitch": 4 }}
+  ] }}"#
+        );
+        let mut m = Mechanism::from_json(&text, Some("nut.json")).unwrap();
+        let report = m.solve().unwrap();
+        assert!(report.converged, "{axis} {angle}: {}", report.max_residual);
+        let p = m.placement("nut").unwrap();
+        // On the screw's line (x = 0, y = 800 about z through the frame's marker).
+        assert!(
+            p.position[0].abs() < 1e-8 && (p.position[1] - 800.0).abs() < 1e-8,
+            "{axis} {angle}: {:?}",
+            p.position
+        );
+    }
+}

@@ -3,10 +3,12 @@
 //! variants each). Prints the counts per fixture (past the harness's capture;
 //! `PERTURBED_DEBUG=1` names the joints left unsolved).
 //!
-//! The target (issue 12) is 95 % solved; today 331 of 360 solve (compound-joints 5/20:
-//! the nut's cylindrical axis ends near perpendicular, slowed by its screw coupling's
-//! twist angle; parallel-gripper 7/20: the finger rails likewise; cam-follower 19/20).
-//! Until that is fixed this test holds the line at today's count, so nothing gets worse.
+//! The target (issue 12) is 95 % solved (342 of 360); 346 solve. What is left:
+//! parallel-gripper 7/20 (its two fingers, each on a fully driven slider, start on
+//! opposite branches of their rails, where the redundant distance between the pads cannot
+//! hold: a least-squares minimum that is not a solution) and cam-follower 19/20. The
+//! compound-joints nut (5/20 before) solves since a stalled piece is placed without its
+//! couplings first (see `tenon_system::Role::Coupling`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::Write;
@@ -135,8 +137,8 @@ fn half_size_and_half_turn_perturbations_mostly_solve() {
     }
     let _ = writeln!(err, "perturbed: {solved}/{total} solved");
     assert!(
-        solved >= 331,
-        "{solved}/{total} solved (331 before):\n{}",
+        solved >= 346,
+        "{solved}/{total} solved (346 before; 95 % is 342):\n{}",
         lines.join("\n")
     );
 }

@@ -206,10 +206,33 @@ pub(crate) fn solve_cluster(
             tape: cluster,
             out: &mut out,
         };
-        let report = match stages {
+        // A piece with couplings keeps its start, to be placed without them if it
+        // stalls (see `without_couplings_first`).
+        let couplings = coupling_rows(system, cluster, piece);
+        let start = (!couplings.is_empty()).then(|| (work.local.to_vec(), work.params.clone()));
+        let mut report = match stages {
             Some(stages) => solve_staged(equations, piece, stages, run, &mut work)?,
             None => solve_piece(equations, piece, run, &mut work)?,
         };
+        if let Some(start) = start.filter(|_| report.residual > options.tolerance) {
+            let equations = Equations {
+                tape: cluster,
+                out: &mut out,
+            };
+            let stalled = report.residual;
+            let placed_first = without_couplings_first(
+                equations,
+                (piece, &couplings),
+                (start, stalled),
+                &mut work,
+            )?;
+            if let Some(better) = placed_first {
+                report = piece::PieceReport {
+                    iterations: report.iterations + better.iterations,
+                    ..better
+                };
+            }
+        }
         let staged = stages.map_or(1, |s| s.len());
         let parts = piece
             .cols
@@ -271,6 +294,88 @@ pub(crate) fn solve_cluster(
         reports,
         residuals,
     })
+}
+
+/// The piece's rows that are couplings (see [`tenon_system::Role::Coupling`]).
+fn coupling_rows(system: &System, cluster: &ClusterTape, piece: &Part) -> Vec<usize> {
+    piece
+        .rows
+        .iter()
+        .copied()
+        .filter(|&k| {
+            cluster
+                .equations()
+                .get(k)
+                .and_then(|&e| system.equations().get(e))
+                .is_some_and(|e| e.role == tenon_system::Role::Coupling)
+        })
+        .collect()
+}
+
+/// After a piece solve that stalled with couplings among its rows: from the piece's
+/// start again, the parts placed by the other equations alone, then everything from
+/// there. A screw coupling whose nut starts with its axis across the screw pulls the
+/// nut's turn one way while its axis must swing another; placed first, the nut turns
+/// and slides along a line it is already on. Returns the second solve's report, or
+/// `None` (and the state as the stalled solve left it) when it did no better.
+fn without_couplings_first(
+    equations: Equations<'_>,
+    (piece, couplings): (&Part, &[usize]),
+    (start, stalled_residual): ((Vec<f64>, Cow<'_, [f64]>), f64),
+    work: &mut Work<'_, '_>,
+) -> Result<Option<piece::PieceReport>, SolveError> {
+    let stalled = (work.local.to_vec(), work.params.to_vec());
+    work.local.copy_from_slice(&start.0);
+    *work.params = Cow::Owned(start.1.into_owned());
+    work.room.resync(work.local);
+    let Equations { tape, out } = equations;
+    let placing = Part {
+        cols: piece.cols.clone(),
+        rows: piece
+            .rows
+            .iter()
+            .copied()
+            .filter(|r| !couplings.contains(r))
+            .collect(),
+        limits: piece.limits.clone(),
+    };
+    let quiet = Run {
+        evaluated: false,
+        rank: false,
+    };
+    let first = solve_piece(
+        Equations {
+            tape,
+            out: &mut *out,
+        },
+        &placing,
+        quiet,
+        work,
+    )?;
+    let all = Run {
+        evaluated: false,
+        rank: true,
+    };
+    let second = solve_piece(
+        Equations {
+            tape,
+            out: &mut *out,
+        },
+        piece,
+        all,
+        work,
+    )?;
+    if second.residual < stalled_residual {
+        return Ok(Some(piece::PieceReport {
+            iterations: first.iterations + second.iterations,
+            ..second
+        }));
+    }
+    work.local.copy_from_slice(&stalled.0);
+    *work.params = Cow::Owned(stalled.1);
+    work.room.resync(work.local);
+    tape.evaluate(work.scratch, work.local, work.params, out)?;
+    Ok(None)
 }
 
 /// Splits a compiled cluster by the equations taking part (`used`, local rows) and its

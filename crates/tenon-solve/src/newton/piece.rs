@@ -17,6 +17,7 @@ const STEP_NOISE: f64 = 1e-14;
 /// costs about a quarter of a Newton iteration.
 const MAX_CHORD_STEPS: usize = 5;
 
+#[derive(Debug, Clone)]
 pub(super) struct PieceReport {
     pub(super) iterations: usize,
     pub(super) residual: f64,
@@ -158,7 +159,7 @@ impl Room {
     }
 
     /// After the local state changed anywhere (a staged solve starting over).
-    fn resync(&mut self, local: &[f64]) {
+    pub(super) fn resync(&mut self, local: &[f64]) {
         self.trial.copy_from_slice(local);
     }
 }
