@@ -24,13 +24,39 @@
 //! not overflow the call stack.
 
 use crate::graph::{var_bit, ExprGraph};
-use crate::node::{Binary, ExprId, Node, Unary, VarId};
+use crate::node::{Binary, ExprId, Node, ParamId, Unary, VarId};
+
+/// What a derivative is taken with respect to: an unknown, or a parameter (time, in
+/// kinematic runs: `dC/dt` of a motion's formula).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(crate) enum Wrt {
+    Var(VarId),
+    Param(ParamId),
+}
 
 impl ExprGraph {
     /// `d(e)/d(v)`, as a node of this graph.
     pub fn derivative(&mut self, e: ExprId, v: VarId) -> ExprId {
-        let bit = var_bit(v);
-        if self.var_mask(e) & bit == 0 {
+        self.derivative_wrt(e, Wrt::Var(v))
+    }
+
+    /// `d(e)/d(p)` for a parameter `p` (held constant during a solve, but a function of
+    /// time in a run: the time parameter's derivative gives `dC/dt`).
+    pub fn derivative_param(&mut self, e: ExprId, p: ParamId) -> ExprId {
+        self.derivative_wrt(e, Wrt::Param(p))
+    }
+
+    /// Whether `e` may depend on `wrt` (exact `false` for unknowns through the Bloom
+    /// masks; parameters are not tracked, so always maybe).
+    fn may_depend(&self, e: ExprId, wrt: Wrt) -> bool {
+        match wrt {
+            Wrt::Var(v) => self.var_mask(e) & var_bit(v) != 0,
+            Wrt::Param(_) => true,
+        }
+    }
+
+    fn derivative_wrt(&mut self, e: ExprId, v: Wrt) -> ExprId {
+        if !self.may_depend(e, v) {
             return self.zero();
         }
         if let Some(&d) = self.deriv_memo.get(&(e, v)) {
@@ -45,7 +71,7 @@ impl ExprGraph {
             let mut pending = false;
             let waiting: Vec<ExprId> = self
                 .children_of(n)
-                .filter(|&c| self.var_mask(c) & bit != 0 && !self.deriv_memo.contains_key(&(c, v)))
+                .filter(|&c| self.may_depend(c, v) && !self.deriv_memo.contains_key(&(c, v)))
                 .collect();
             if !waiting.is_empty() {
                 stack.extend(waiting);
@@ -62,19 +88,26 @@ impl ExprGraph {
     }
 
     /// The derivative of a child already computed (or provably zero).
-    fn known_derivative(&self, c: ExprId, v: VarId) -> ExprId {
-        if self.var_mask(c) & var_bit(v) == 0 {
+    fn known_derivative(&self, c: ExprId, v: Wrt) -> ExprId {
+        if !self.may_depend(c, v) {
             return self.zero();
         }
         self.deriv_memo.get(&(c, v)).copied().unwrap_or(self.zero())
     }
 
     /// Applies the chain rule at node `n`, its children's derivatives being known.
-    fn derivative_step(&mut self, n: ExprId, v: VarId) -> ExprId {
+    fn derivative_step(&mut self, n: ExprId, v: Wrt) -> ExprId {
         match self.node(n) {
-            Node::Const(_) | Node::Param(_) => self.zero(),
+            Node::Const(_) => self.zero(),
             Node::Var(w) => {
-                if w == v {
+                if Wrt::Var(w) == v {
+                    self.one()
+                } else {
+                    self.zero()
+                }
+            }
+            Node::Param(p) => {
+                if Wrt::Param(p) == v {
                     self.one()
                 } else {
                     self.zero()

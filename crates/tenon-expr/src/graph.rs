@@ -36,7 +36,7 @@ pub struct ExprGraph {
     var_names: Vec<String>,
     param_names: Vec<String>,
     param_by_name: FxHashMap<String, ParamId>,
-    pub(crate) deriv_memo: FxHashMap<(ExprId, VarId), ExprId>,
+    pub(crate) deriv_memo: FxHashMap<(ExprId, crate::deriv::Wrt), ExprId>,
     /// Coefficient tables of spline nodes.
     pub(crate) splines: SplineTables,
     zero: ExprId,

@@ -19,6 +19,7 @@
 
 mod blocks;
 mod diagnose;
+mod kinematics;
 mod linalg;
 mod newton;
 mod row_rank;
@@ -91,6 +92,7 @@ pub use diagnose::{
     diagnose, ClusterDiagnosis, Conflict, Diagnosis, FreeMotion, Motion, Status, Structure,
     CONSISTENT, DEPENDENT_ROW, DIAGNOSE_COLUMNS, MEASURED_CONFLICTS, WINDOW_COLUMNS,
 };
+pub use kinematics::{run_rows, EventKind, KinematicEvent, KinematicFrame, KinematicRun};
 pub use linalg::DENSE_COLUMNS;
 
 /// Default residual tolerance.

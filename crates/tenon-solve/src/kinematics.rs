@@ -1,0 +1,266 @@
+//! Kinematic runs: the motions driven over time, frame by frame, with velocities and
+//! accelerations.
+//!
+//! Each frame at time `t`: the pose is predicted from the last frame (`exp(v h + a h^2 /
+//! 2)` on the manifold), corrected by the same least-change Newton as a solve (with the
+//! motions taking part; one or two iterations when the prediction is good), then the
+//! velocities solve `J v = -C_t` and the accelerations `J a = -gamma` with one
+//! factorization of the tangent Jacobian (right-hand sides from
+//! [`tenon_system::RateTape`]). Both are minimum-norm in the solve's weighted sense, so a
+//! coordinate that no motion drives stays at rest. The normal equations are regularised
+//! like a Newton step; a few rounds of iterative refinement take the regularisation's
+//! bias out, so the rates are exact to rounding where the Jacobian has full rank.
+
+use tenon_model::JointKey;
+use tenon_system::{RateTape, RateWork, System, TangentJacobian};
+
+use crate::linalg::StepMatrix;
+use crate::{column_weights, solve, takes_part, Problem, SolveError, SolveOptions};
+
+/// Refinement rounds after the regularised solve of the rates.
+const REFINEMENTS: usize = 4;
+
+/// One frame of a run: the state (as a solve's), the tangent velocity and acceleration
+/// (6 per free part: linear then angular, world frame; one per extra unknown), and the
+/// largest residual.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KinematicFrame {
+    /// Time.
+    pub time: f64,
+    /// The state (7 per free part, then the extra unknowns).
+    pub state: Vec<f64>,
+    /// Tangent velocity.
+    pub velocity: Vec<f64>,
+    /// Tangent acceleration.
+    pub acceleration: Vec<f64>,
+    /// Largest residual of the equations taking part.
+    pub max_residual: f64,
+}
+
+/// What can happen in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// The equations could not be solved at a frame: the run stops there.
+    NotSolved,
+    /// The Jacobian lost rank (a singular position): the rates there are the
+    /// minimum-norm ones; the run carries on while frames solve.
+    Singular,
+}
+
+/// Something that happened at a time, with the joints involved and a sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KinematicEvent {
+    /// When.
+    pub time: f64,
+    /// What.
+    pub kind: EventKind,
+    /// The joints involved (the equations left unsolved, or those whose rows lost rank).
+    pub joints: Vec<JointKey>,
+    /// One sentence.
+    pub message: String,
+}
+
+/// A kinematic run in progress: the current frame, stepped to any later time.
+#[derive(Debug)]
+pub struct KinematicRun<'a> {
+    problem: Problem<'a>,
+    rates: &'a RateTape,
+    work: RateWork,
+    rows: Vec<usize>,
+    weights: Vec<f64>,
+    options: SolveOptions,
+    state: Vec<f64>,
+    params: Vec<f64>,
+    velocity: Vec<f64>,
+    acceleration: Vec<f64>,
+    time: f64,
+    rank: Option<usize>,
+    singular: bool,
+}
+
+/// The equations a run holds: joints, drives and motions.
+pub fn run_rows(system: &System) -> Vec<usize> {
+    (0..system.equations().len())
+        .filter(|&k| takes_part(system, k, true))
+        .collect()
+}
+
+impl<'a> KinematicRun<'a> {
+    /// Starts a run at `time` from `state` and `params` (the system's, as a solve takes
+    /// them). `rates` must be made by [`System::rates`] over [`run_rows`].
+    pub fn new(
+        problem: Problem<'a>,
+        rates: &'a RateTape,
+        (state, params): (Vec<f64>, Vec<f64>),
+        time: f64,
+        options: SolveOptions,
+    ) -> Result<Self, SolveError> {
+        problem.system.check_lengths(&state, &params)?;
+        let dimension = problem.system.tangent_dimension();
+        Ok(KinematicRun {
+            problem,
+            rates,
+            work: rates.work(),
+            rows: run_rows(problem.system),
+            weights: column_weights(problem.system),
+            options: SolveOptions {
+                include_motions: true,
+                ..options
+            },
+            state,
+            params,
+            velocity: vec![0.0; dimension],
+            acceleration: vec![0.0; dimension],
+            time,
+            rank: None,
+            singular: false,
+        })
+    }
+
+    /// Solves the frame at `time` (predicted from the current one), makes it current and
+    /// returns it with what happened; a frame that does not solve is returned with a
+    /// `NotSolved` event and is not made current.
+    pub fn frame_at(
+        &mut self,
+        time: f64,
+    ) -> Result<(KinematicFrame, Vec<KinematicEvent>), SolveError> {
+        let system = self.problem.system;
+        let compiled = self.problem.compiled;
+        let h = time - self.time;
+        let mut state = self.state.clone();
+        let mut params = self.params.clone();
+        if h != 0.0 {
+            let delta: Vec<f64> = self
+                .velocity
+                .iter()
+                .zip(&self.acceleration)
+                .map(|(v, a)| v * h + 0.5 * a * h * h)
+                .collect();
+            let before = state.clone();
+            system.retract(&mut state, &delta)?;
+            system.update_turns(compiled, &before, &state, &mut params)?;
+        }
+        if let Some(t) = params.get_mut(system.time().index()) {
+            *t = time;
+        }
+        let report = solve(&self.problem, &mut state, &mut params, self.options)?;
+        let mut events = Vec::new();
+        if !report.converged {
+            let mut joints: Vec<JointKey> = report
+                .unsatisfied
+                .iter()
+                .filter_map(|&(k, _)| system.joint_of(k))
+                .collect();
+            joints.dedup();
+            events.push(KinematicEvent {
+                time,
+                kind: EventKind::NotSolved,
+                joints,
+                message: format!(
+                    "the joints and motions cannot all hold at t = {time} (largest residual {:.3e}): the run stops here",
+                    report.max_residual
+                ),
+            });
+            let frame = KinematicFrame {
+                time,
+                state,
+                velocity: vec![0.0; self.velocity.len()],
+                acceleration: vec![0.0; self.acceleration.len()],
+                max_residual: report.max_residual,
+            };
+            return Ok((frame, events));
+        }
+        let (velocity, acceleration, rank) = self.rates_at(&state, &params)?;
+        match (self.rank, rank) {
+            (Some(first), Some(now)) if now < first && !self.singular => {
+                self.singular = true;
+                events.push(KinematicEvent {
+                    time,
+                    kind: EventKind::Singular,
+                    joints: Vec::new(),
+                    message: format!(
+                        "singular position at t = {time}: the joints' equations lost {} rank (velocities there are the least-norm ones)",
+                        first - now
+                    ),
+                });
+            }
+            (Some(first), Some(now)) if now >= first => self.singular = false,
+            (None, _) => self.rank = rank,
+            _ => {}
+        }
+        self.state.clone_from(&state);
+        self.params = params;
+        self.velocity.clone_from(&velocity);
+        self.acceleration.clone_from(&acceleration);
+        self.time = time;
+        Ok((
+            KinematicFrame {
+                time,
+                state,
+                velocity,
+                acceleration,
+                max_residual: report.max_residual,
+            },
+            events,
+        ))
+    }
+
+    /// The parameters of the current frame (time and turn counters set).
+    pub fn params(&self) -> &[f64] {
+        &self.params
+    }
+
+    /// Velocities and accelerations at a solved state, and the Jacobian's rank where it
+    /// is known.
+    #[allow(clippy::type_complexity)]
+    fn rates_at(
+        &mut self,
+        state: &[f64],
+        params: &[f64],
+    ) -> Result<(Vec<f64>, Vec<f64>, Option<usize>), SolveError> {
+        let system = self.problem.system;
+        let dimension = system.tangent_dimension();
+        let (_, jac) =
+            system.tangent_jacobian_of_rows(self.problem.compiled, state, params, &self.rows)?;
+        let col_of: Vec<usize> = (0..dimension).collect();
+        let mut matrix = StepMatrix::new(self.rows.len(), dimension, self.options.dense_columns);
+        matrix.fill(&jac, &col_of, &self.weights);
+        let factored = matrix.factor()?;
+        let rank = factored.rank();
+        let steps = factored.regularized(0.0, 1e-6)?;
+        let weights = &self.weights;
+        let solve_refined = |b: &[f64]| -> Vec<f64> {
+            let mut x = vec![0.0; dimension];
+            let mut r = b.to_vec();
+            for _ in 0..=REFINEMENTS {
+                let dy = steps.solve(&r);
+                for ((x, d), w) in x.iter_mut().zip(&dy).zip(weights) {
+                    *x += d / w;
+                }
+                r = residual_of(&jac, &x, b);
+            }
+            x
+        };
+        let zero = vec![0.0; dimension];
+        let (velocity_rhs, _) = self
+            .rates
+            .evaluate(&mut self.work, (state, params), &zero)?;
+        let velocity = solve_refined(velocity_rhs);
+        let (_, acceleration_rhs) =
+            self.rates
+                .evaluate(&mut self.work, (state, params), &velocity)?;
+        let acceleration = solve_refined(acceleration_rhs);
+        Ok((velocity, acceleration, rank))
+    }
+}
+
+/// `b - J x`.
+fn residual_of(jac: &TangentJacobian, x: &[f64], b: &[f64]) -> Vec<f64> {
+    let mut r = b.to_vec();
+    for &(row, col, value) in &jac.entries {
+        if let (Some(ri), Some(xc)) = (r.get_mut(row as usize), x.get(col as usize)) {
+            *ri -= value * xc;
+        }
+    }
+    r
+}

@@ -1,0 +1,184 @@
+//! The right-hand sides of the velocity and acceleration equations of a kinematic run,
+//! built from the same residual expressions as the solve and compiled once.
+//!
+//! With `C(q, t) = 0` the equations (joints and motions) and `v` the tangent velocity (per
+//! free part `(dp/dt, omega)`, `omega` world-frame; per extra unknown its rate), so that
+//! `dC/dt = J v + C_t` with `J` the tangent Jacobian of the solve:
+//!
+//! - velocities solve `J v = -C_t`;
+//! - accelerations solve `J a = -gamma`, `gamma = D^2 C [qdot, qdot] + 2 D C_t [qdot] +
+//!   C_tt`, where `qdot(q, v)` is the rate of the state along `v` (`dp/dt = v_p`,
+//!   `dq/dt = 1/2 [0, omega] q`) and `D` the directional derivative over the state with
+//!   `v` held fixed. Differentiating `qdot` itself along `qdot` gives
+//!   `d2q/dt2 = 1/4 [0, omega] [0, omega] q`, the exponential map's own second-order
+//!   term: `gamma` is exactly `d2C/dt2` along `q(t) = exp(t omega) q` with `a = 0`, so
+//!   no term of the rotation group is left out.
+//!
+//! All of it is symbolic (time is a parameter differentiated like an unknown); the
+//! velocity components are parameters of the tape, set per evaluation. No finite
+//! differences anywhere.
+
+use rustc_hash::FxHashMap;
+use tenon_expr::{ExprId, ParamId, Tape, TapeWorkspace, VarId};
+
+use crate::build::System;
+use crate::error::SystemError;
+use crate::tangent::{STATE_PER_PART, TANGENT_PER_PART};
+
+/// The compiled right-hand sides of some equations' velocity and acceleration
+/// conditions (see the module documentation). Made by [`System::rates`].
+#[derive(Debug, Clone)]
+pub struct RateTape {
+    tape: Tape,
+    rows: usize,
+    /// The parameters holding the tangent velocity, in tangent column order.
+    velocity: Vec<ParamId>,
+    /// The system's parameter count: velocities follow it in the tape's parameters.
+    base_params: usize,
+}
+
+/// Scratch for evaluating a [`RateTape`]: the extended parameters and the outputs.
+#[derive(Debug, Clone)]
+pub struct RateWork {
+    ws: TapeWorkspace,
+    params: Vec<f64>,
+    out: Vec<f64>,
+}
+
+impl System {
+    /// Compiles the velocity and acceleration right-hand sides of equations `rows`
+    /// (indices into [`equations`](Self::equations)).
+    pub fn rates(&mut self, rows: &[usize]) -> Result<RateTape, SystemError> {
+        let base_params = self.params.len();
+        let layout = self.layout();
+        let velocity: Vec<ParamId> = (0..layout.dimension())
+            .map(|k| self.graph.new_param(format!("velocity#{k}")))
+            .collect();
+        let g = &mut self.graph;
+        // The state's rate along the tangent velocity, per unknown.
+        let mut rate: FxHashMap<VarId, ExprId> = FxHashMap::default();
+        for (k, part) in self.free_parts.iter().enumerate() {
+            let v: Vec<ExprId> = (0..TANGENT_PER_PART)
+                .map(|c| g.param(velocity[TANGENT_PER_PART * k + c]))
+                .collect();
+            for (&var, &rate_of) in part.vars.iter().zip(&v).take(3) {
+                rate.insert(var, rate_of);
+            }
+            let q: Vec<ExprId> = part.vars[3..STATE_PER_PART]
+                .iter()
+                .map(|&x| g.var(x))
+                .collect();
+            let (w, x, y, z) = (q[0], q[1], q[2], q[3]);
+            let (a, b, c) = (v[3], v[4], v[5]);
+            // dq/dt = 1/2 [0, omega] q, row by row (the derivative of exp(t omega) q).
+            let half_dot = |g: &mut tenon_expr::ExprGraph, terms: [(f64, ExprId, ExprId); 3]| {
+                let products: Vec<ExprId> = terms
+                    .iter()
+                    .map(|&(s, p, o)| {
+                        let m = g.mul(p, o);
+                        g.scale(m, 0.5 * s)
+                    })
+                    .collect();
+                g.sum(&products)
+            };
+            let dw = half_dot(g, [(-1.0, x, a), (-1.0, y, b), (-1.0, z, c)]);
+            let dx = half_dot(g, [(1.0, w, a), (1.0, z, b), (-1.0, y, c)]);
+            let dy = half_dot(g, [(-1.0, z, a), (1.0, w, b), (1.0, x, c)]);
+            let dz = half_dot(g, [(1.0, y, a), (-1.0, x, b), (1.0, w, c)]);
+            for (var, d) in part.vars[3..STATE_PER_PART].iter().zip([dw, dx, dy, dz]) {
+                rate.insert(*var, d);
+            }
+        }
+        let first_extra = TANGENT_PER_PART * self.free_parts.len();
+        for (k, e) in self.extra.iter().enumerate() {
+            let p = g.param(velocity[first_extra + k]);
+            rate.insert(e.var, p);
+        }
+        let time = self.time;
+        let along = |g: &mut tenon_expr::ExprGraph, e: ExprId| {
+            let dirs: Vec<(VarId, ExprId)> = g
+                .vars_of(e)
+                .into_iter()
+                .filter_map(|v| rate.get(&v).map(|&d| (v, d)))
+                .collect();
+            g.directional_derivative(e, &dirs)
+        };
+        let mut velocity_rhs = Vec::with_capacity(rows.len());
+        let mut acceleration_rhs = Vec::with_capacity(rows.len());
+        for &r in rows {
+            let Some(eq) = self.equations.get(r) else {
+                return Err(SystemError::WrongLength {
+                    what: "equation rows",
+                    expected: self.equations.len(),
+                    actual: r + 1,
+                });
+            };
+            let c = eq.residual;
+            let c_t = g.derivative_param(c, time);
+            let c_dot = along(g, c);
+            let c_ddot = along(g, c_dot);
+            let c_tq = along(g, c_t);
+            let c_tt = g.derivative_param(c_t, time);
+            let twice = g.scale(c_tq, 2.0);
+            let gamma = g.sum(&[c_ddot, twice, c_tt]);
+            velocity_rhs.push(g.neg(c_t));
+            acceleration_rhs.push(g.neg(gamma));
+        }
+        let outputs: Vec<ExprId> = velocity_rhs.into_iter().chain(acceleration_rhs).collect();
+        let tape = g.compile(&outputs, &[])?;
+        Ok(RateTape {
+            tape,
+            rows: rows.len(),
+            velocity,
+            base_params,
+        })
+    }
+}
+
+impl RateTape {
+    /// Scratch sized for this tape.
+    pub fn work(&self) -> RateWork {
+        RateWork {
+            ws: self.tape.workspace(),
+            params: Vec::new(),
+            out: vec![0.0; 2 * self.rows],
+        }
+    }
+
+    /// The right-hand sides at `state` and `params` (the system's, time set) with the
+    /// tangent velocity `velocity`: `(-C_t, -gamma)`, one value per row each. `-C_t`
+    /// does not depend on the velocity.
+    pub fn evaluate<'w>(
+        &self,
+        work: &'w mut RateWork,
+        (state, params): (&[f64], &[f64]),
+        velocity: &[f64],
+    ) -> Result<(&'w [f64], &'w [f64]), SystemError> {
+        if params.len() != self.base_params || velocity.len() != self.velocity.len() {
+            return Err(SystemError::WrongLength {
+                what: "parameters and velocities",
+                expected: self.base_params + self.velocity.len(),
+                actual: params.len() + velocity.len(),
+            });
+        }
+        work.params.clear();
+        work.params.extend_from_slice(params);
+        let needed = self
+            .velocity
+            .iter()
+            .map(|p| p.index() + 1)
+            .max()
+            .unwrap_or(0)
+            .max(params.len());
+        work.params.resize(needed, 0.0);
+        for (p, &v) in self.velocity.iter().zip(velocity) {
+            if let Some(slot) = work.params.get_mut(p.index()) {
+                *slot = v;
+            }
+        }
+        work.out.resize(2 * self.rows, 0.0);
+        self.tape
+            .eval_residuals(&mut work.ws, state, &work.params, &mut work.out)?;
+        Ok(work.out.split_at(self.rows))
+    }
+}
