@@ -46,6 +46,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run the motions over time: positions, velocities and accelerations of every
+    /// part, frame by frame (the file's `simulation` settings, or `--end` / `--step`).
+    Kinematics {
+        /// Assembly file (.json or .asmt).
+        file: PathBuf,
+        /// End time (default: the file's, else 1).
+        #[arg(long, value_name = "T")]
+        end: Option<f64>,
+        /// Step (default: the file's, else 0.01).
+        #[arg(long, value_name = "H")]
+        step: Option<f64>,
+        /// Write the trajectory here, as CSV (`.csv`) or JSON (`.json`).
+        #[arg(short = 'o', value_name = "OUT.csv|OUT.json")]
+        output: Option<PathBuf>,
+    },
     /// Convert an assembly (.asmt or JSON v1) to JSON v1.
     Convert {
         /// Input file (.asmt or .json).
@@ -56,6 +71,7 @@ enum Command {
 }
 
 mod check;
+mod kinematics;
 mod output;
 mod render;
 mod solve;
@@ -126,6 +142,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             json,
         } => solve::run(&file, &set, output.as_deref(), json),
         Command::Check { file, json } => check::run(&file, json),
+        Command::Kinematics {
+            file,
+            end,
+            step,
+            output,
+        } => kinematics::run(&file, (end, step), output.as_deref()),
         Command::Convert { input, output } => {
             output::check(&output, &[&input])?;
             let assembly = read(&input)?;

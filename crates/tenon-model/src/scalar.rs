@@ -138,6 +138,19 @@ impl TimeUnit {
 }
 
 /// Name of a unit for writing (the first name of its table).
+impl Units {
+    /// The units as a file names them: `(quantity, unit)` for length, angle, mass and
+    /// time.
+    pub fn names(&self) -> [(&'static str, &'static str); 4] {
+        [
+            ("length", unit_name(LengthUnit::NAMES, self.length)),
+            ("angle", unit_name(AngleUnit::NAMES, self.angle)),
+            ("mass", unit_name(MassUnit::NAMES, self.mass)),
+            ("time", unit_name(TimeUnit::NAMES, self.time)),
+        ]
+    }
+}
+
 pub(crate) fn unit_name<T: PartialEq + Copy>(table: &[(&'static str, T)], unit: T) -> &'static str {
     table
         .iter()
@@ -302,6 +315,12 @@ impl ParameterValues {
     /// The value of a parameter.
     pub fn get(&self, name: &str) -> Option<f64> {
         self.values.get(name).copied()
+    }
+
+    /// The value of a scalar that does not depend on time (a number, or an expression
+    /// over the parameters), if it has one.
+    pub fn value_of(&self, s: &Scalar) -> Option<f64> {
+        self.eval(s, None).ok()
     }
 
     /// Evaluates a scalar (`t` given for motions, else `t` is an unknown name).

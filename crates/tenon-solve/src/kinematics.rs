@@ -39,6 +39,7 @@ pub struct KinematicFrame {
 
 /// What can happen in a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EventKind {
     /// The equations could not be solved at a frame: the run stops there.
     NotSolved,
@@ -60,11 +61,11 @@ pub struct KinematicEvent {
     pub message: String,
 }
 
-/// A kinematic run in progress: the current frame, stepped to any later time.
-#[derive(Debug)]
-pub struct KinematicRun<'a> {
-    problem: Problem<'a>,
-    rates: &'a RateTape,
+/// A kinematic run in progress: the current frame, stepped to any later time. It owns
+/// its state; the equations (a [`Problem`] and the [`RateTape`] made over
+/// [`run_rows`]) are passed to each step, so a host can keep them beside it.
+#[derive(Debug, Clone)]
+pub struct KinematicRun {
     work: RateWork,
     rows: Vec<usize>,
     weights: Vec<f64>,
@@ -85,12 +86,12 @@ pub fn run_rows(system: &System) -> Vec<usize> {
         .collect()
 }
 
-impl<'a> KinematicRun<'a> {
+impl KinematicRun {
     /// Starts a run at `time` from `state` and `params` (the system's, as a solve takes
     /// them). `rates` must be made by [`System::rates`] over [`run_rows`].
     pub fn new(
-        problem: Problem<'a>,
-        rates: &'a RateTape,
+        problem: &Problem<'_>,
+        rates: &RateTape,
         (state, params): (Vec<f64>, Vec<f64>),
         time: f64,
         options: SolveOptions,
@@ -98,8 +99,6 @@ impl<'a> KinematicRun<'a> {
         problem.system.check_lengths(&state, &params)?;
         let dimension = problem.system.tangent_dimension();
         Ok(KinematicRun {
-            problem,
-            rates,
             work: rates.work(),
             rows: run_rows(problem.system),
             weights: column_weights(problem.system),
@@ -122,10 +121,11 @@ impl<'a> KinematicRun<'a> {
     /// `NotSolved` event and is not made current.
     pub fn frame_at(
         &mut self,
+        (problem, rates): (&Problem<'_>, &RateTape),
         time: f64,
     ) -> Result<(KinematicFrame, Vec<KinematicEvent>), SolveError> {
-        let system = self.problem.system;
-        let compiled = self.problem.compiled;
+        let system = problem.system;
+        let compiled = problem.compiled;
         let h = time - self.time;
         let mut state = self.state.clone();
         let mut params = self.params.clone();
@@ -143,7 +143,7 @@ impl<'a> KinematicRun<'a> {
         if let Some(t) = params.get_mut(system.time().index()) {
             *t = time;
         }
-        let report = solve(&self.problem, &mut state, &mut params, self.options)?;
+        let report = solve(problem, &mut state, &mut params, self.options)?;
         let mut events = Vec::new();
         if !report.converged {
             let mut joints: Vec<JointKey> = report
@@ -170,7 +170,7 @@ impl<'a> KinematicRun<'a> {
             };
             return Ok((frame, events));
         }
-        let (velocity, acceleration, rank) = self.rates_at(&state, &params)?;
+        let (velocity, acceleration, rank) = self.rates_at((problem, rates), &state, &params)?;
         match (self.rank, rank) {
             (Some(first), Some(now)) if now < first && !self.singular => {
                 self.singular = true;
@@ -210,18 +210,24 @@ impl<'a> KinematicRun<'a> {
         &self.params
     }
 
+    /// The time of the current frame.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
     /// Velocities and accelerations at a solved state, and the Jacobian's rank where it
     /// is known.
     #[allow(clippy::type_complexity)]
     fn rates_at(
         &mut self,
+        (problem, rates): (&Problem<'_>, &RateTape),
         state: &[f64],
         params: &[f64],
     ) -> Result<(Vec<f64>, Vec<f64>, Option<usize>), SolveError> {
-        let system = self.problem.system;
+        let system = problem.system;
         let dimension = system.tangent_dimension();
         let (_, jac) =
-            system.tangent_jacobian_of_rows(self.problem.compiled, state, params, &self.rows)?;
+            system.tangent_jacobian_of_rows(problem.compiled, state, params, &self.rows)?;
         let col_of: Vec<usize> = (0..dimension).collect();
         let mut matrix = StepMatrix::new(self.rows.len(), dimension, self.options.dense_columns);
         matrix.fill(&jac, &col_of, &self.weights);
@@ -242,13 +248,9 @@ impl<'a> KinematicRun<'a> {
             x
         };
         let zero = vec![0.0; dimension];
-        let (velocity_rhs, _) = self
-            .rates
-            .evaluate(&mut self.work, (state, params), &zero)?;
+        let (velocity_rhs, _) = rates.evaluate(&mut self.work, (state, params), &zero)?;
         let velocity = solve_refined(velocity_rhs);
-        let (_, acceleration_rhs) =
-            self.rates
-                .evaluate(&mut self.work, (state, params), &velocity)?;
+        let (_, acceleration_rhs) = rates.evaluate(&mut self.work, (state, params), &velocity)?;
         let acceleration = solve_refined(acceleration_rhs);
         Ok((velocity, acceleration, rank))
     }

@@ -34,7 +34,7 @@ fn slider_crank_piston_follows_the_exact_formulas() {
     let state = system.initial_state();
     let params = system.initial_parameters();
     let mut run = KinematicRun::new(
-        problem,
+        &problem,
         &rates,
         (state, params),
         0.0,
@@ -47,7 +47,7 @@ fn slider_crank_piston_follows_the_exact_formulas() {
     let (mut worst_x, mut worst_v, mut worst_a) = (0.0f64, 0.0f64, 0.0f64);
     for k in 0..=720 {
         let t = k as f64 / 360.0;
-        let (frame, events) = run.frame_at(t).unwrap();
+        let (frame, events) = run.frame_at((&problem, &rates), t).unwrap();
         assert!(events.is_empty(), "t = {t}: {events:?}");
         let theta = (40.0 + 360.0 * t).to_radians();
         let (s, c) = theta.sin_cos();

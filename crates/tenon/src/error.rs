@@ -47,6 +47,10 @@ pub enum Error {
     /// The part is grounded (or held as the first part): it cannot be dragged.
     #[error("part '{0}' is grounded: it does not move")]
     GroundedPart(String),
+    /// Run settings that cannot be used (a step that is not positive, an end before
+    /// the start, too many steps).
+    #[error("run settings: {0}")]
+    BadRun(String),
     /// A value that must be a finite number (or a non-zero quaternion) is not.
     #[error("{what}: not a usable number ({value})")]
     NotFinite {

@@ -71,10 +71,15 @@
 
 mod edit;
 mod error;
+mod kinematics;
 mod mechanism;
 mod report;
 
 pub use error::Error;
+pub use kinematics::{
+    Event, EventKind, Frame, Frames, PartFrame, RunSettings, Trajectory, DEFAULT_END,
+    DEFAULT_STEPS, MAX_STEPS,
+};
 pub use mechanism::{load, load_with, LoadOptions, Mechanism, MAX_INPUT_BYTES};
 pub use report::{ClusterReport, Constraint, Grounding, Phase, Report, Unsatisfied};
 

@@ -32,6 +32,8 @@ pub(crate) struct Built {
     pub(crate) stages: Stages,
     pub(crate) state: Vec<f64>,
     pub(crate) params: Vec<f64>,
+    /// The velocity and acceleration equations of kinematic runs, made at the first.
+    pub(crate) rates: Option<tenon_system::RateTape>,
 }
 
 impl Built {
@@ -54,6 +56,7 @@ impl Built {
             system,
             compiled,
             stages,
+            rates: None,
         })
     }
 }
@@ -169,7 +172,7 @@ impl Mechanism {
         })
     }
 
-    fn problem(&self) -> Problem<'_> {
+    pub(crate) fn problem(&self) -> Problem<'_> {
         Problem {
             system: &self.built.system,
             compiled: &self.built.compiled,

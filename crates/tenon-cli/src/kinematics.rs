@@ -1,0 +1,275 @@
+//! `tenon kinematics`: the motions run over time; frames written as the spec's
+//! trajectory (CSV or JSON by the output's extension, atomically), a summary on stdout.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::anyhow;
+use serde_json::{json, Map, Value};
+use tenon::{EventKind, Frame, Mechanism, RunSettings, Trajectory};
+
+use crate::output;
+use crate::{bad_input, emit, Failure};
+
+/// Runs longer than this show a progress bar (on a terminal).
+const PROGRESS_AFTER: Duration = Duration::from_secs(1);
+
+/// The trajectory formats, by the output's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Csv,
+    Json,
+}
+
+fn format_of(path: &Path) -> Result<Format, Failure> {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("csv") => Ok(Format::Csv),
+        Some("json") => Ok(Format::Json),
+        _ => Err(bad_input(anyhow!(
+            "-o {}: a trajectory is written as .csv or .json",
+            path.display()
+        ))),
+    }
+}
+
+pub(crate) fn run(
+    file: &Path,
+    (end, step): (Option<f64>, Option<f64>),
+    output: Option<&Path>,
+) -> Result<(), Failure> {
+    let name = file.display().to_string();
+    let format = match output {
+        Some(out) => {
+            output::check(out, &[file])?;
+            Some(format_of(out)?)
+        }
+        None => None,
+    };
+    let (mut mechanism, progress) = crate::solve::load(file, &[])?;
+    progress.done();
+    let settings = RunSettings::for_assembly(mechanism.model(), end, step)
+        .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
+    let began = Instant::now();
+    let trajectory = run_frames(&mut mechanism, settings).map_err(|e| Failure {
+        status: 1,
+        error: anyhow!("{name}: {e}"),
+    })?;
+    let took = began.elapsed();
+    if let (Some(out), Some(format)) = (output, format) {
+        let text = match format {
+            Format::Csv => csv(&mechanism, &trajectory),
+            Format::Json => {
+                let mut t = serde_json::to_string_pretty(&json_of(&mechanism, &trajectory))
+                    .unwrap_or_default();
+                t.push('\n');
+                t
+            }
+        };
+        output::write(out, text.as_bytes()).map_err(bad_input)?;
+    }
+    if output.is_none_or(|o| !output::is_stdout(o)) {
+        emit(&summary(&mechanism, &trajectory, &name, took));
+    }
+    if trajectory.completed {
+        Ok(())
+    } else {
+        let reason = trajectory
+            .events
+            .last()
+            .map_or_else(String::new, |e| e.message.clone());
+        Err(Failure {
+            status: 1,
+            error: anyhow!("{name}: the run stopped early: {reason}"),
+        })
+    }
+}
+
+/// The whole run, with a progress bar once it has taken a second.
+fn run_frames(
+    mechanism: &mut Mechanism,
+    settings: RunSettings,
+) -> Result<Trajectory, tenon::Error> {
+    let total = ((settings.end() - settings.start()) / settings.output_step()).ceil() as u64 + 1;
+    let began = Instant::now();
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let mut frames = Vec::new();
+    let mut events = Vec::new();
+    let mut completed = true;
+    for item in mechanism.kinematic_frames(settings)? {
+        let (frame, happened) = item?;
+        if happened.iter().any(|e| e.kind == EventKind::NotSolved) {
+            completed = false;
+        }
+        events.extend(happened);
+        frames.push(frame);
+        if bar.is_none() && began.elapsed() > PROGRESS_AFTER {
+            let b = indicatif::ProgressBar::with_draw_target(
+                Some(total),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} frames ({elapsed}, {eta} left)",
+            ) {
+                b.set_style(style);
+            }
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            b.set_position(frames.len() as u64);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(Trajectory {
+        frames,
+        events,
+        completed,
+        settings,
+    })
+}
+
+fn part_id(m: &Mechanism, k: tenon::PartKey) -> String {
+    m.part_id(k).unwrap_or("?").to_string()
+}
+
+fn joint_id(m: &Mechanism, k: tenon::JointKey) -> String {
+    m.joint_id(k).unwrap_or("?").to_string()
+}
+
+fn kind_name(kind: EventKind) -> &'static str {
+    match kind {
+        EventKind::NotSolved => "not_solved",
+        EventKind::Singular => "singular",
+        _ => "event",
+    }
+}
+
+fn summary(m: &Mechanism, t: &Trajectory, name: &str, took: Duration) -> String {
+    let worst = t.frames.iter().fold(0.0f64, |w, f| w.max(f.max_residual));
+    let s = t.settings;
+    let mut out = format!(
+        "{name}: {} frame(s) from t = {} to {} (step {}, written every {}); largest residual {worst:.1e}; {:.1} ms\n",
+        t.frames.len(),
+        s.start(),
+        t.frames.last().map_or(s.start(), |f| f.time),
+        s.step(),
+        s.output_step(),
+        took.as_secs_f64() * 1e3,
+    );
+    for e in &t.events {
+        let joints: Vec<String> = e.joints.iter().map(|&j| joint_id(m, j)).collect();
+        let _ = write!(out, "  t = {}: {}", e.time, e.message);
+        if !joints.is_empty() {
+            let _ = write!(out, " (joints: {})", joints.join(", "));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// CSV field quoting: a name holding a comma, a quote or a line break is quoted.
+fn field(name: &str) -> String {
+    if name.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    } else {
+        name.to_string()
+    }
+}
+
+/// The numbers of a part in a frame, in the spec's column order.
+fn part_numbers(p: &tenon::PartFrame) -> impl Iterator<Item = f64> + '_ {
+    p.position
+        .iter()
+        .chain(&p.quaternion)
+        .chain(&p.velocity)
+        .chain(&p.angular_velocity)
+        .chain(&p.acceleration)
+        .chain(&p.angular_acceleration)
+        .copied()
+}
+
+const PART_COLUMNS: [&str; 19] = [
+    "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz", "ax", "ay", "az",
+    "alphax", "alphay", "alphaz",
+];
+
+fn csv(m: &Mechanism, t: &Trajectory) -> String {
+    let mut out = String::from("t");
+    let ids: Vec<String> = t
+        .frames
+        .first()
+        .map(|f| f.parts.iter().map(|p| part_id(m, p.part)).collect())
+        .unwrap_or_default();
+    for id in &ids {
+        for c in PART_COLUMNS {
+            out.push(',');
+            out.push_str(&field(&format!("{id}.{c}")));
+        }
+    }
+    out.push_str(",max_residual\n");
+    for f in &t.frames {
+        let _ = write!(out, "{}", f.time);
+        for p in &f.parts {
+            for x in part_numbers(p) {
+                let _ = write!(out, ",{x}");
+            }
+        }
+        let _ = writeln!(out, ",{}", f.max_residual);
+    }
+    out
+}
+
+fn frame_json(m: &Mechanism, f: &Frame) -> Value {
+    let parts: Map<String, Value> = f
+        .parts
+        .iter()
+        .map(|p| {
+            (
+                part_id(m, p.part),
+                json!({
+                    "position": p.position,
+                    "quaternion": p.quaternion,
+                    "velocity": p.velocity,
+                    "angular_velocity": p.angular_velocity,
+                    "acceleration": p.acceleration,
+                    "angular_acceleration": p.angular_acceleration,
+                }),
+            )
+        })
+        .collect();
+    json!({ "t": f.time, "max_residual": f.max_residual, "parts": parts })
+}
+
+fn json_of(m: &Mechanism, t: &Trajectory) -> Value {
+    let units: Map<String, Value> = m
+        .model()
+        .units()
+        .names()
+        .iter()
+        .map(|&(q, u)| (q.to_string(), Value::String(u.to_string())))
+        .collect();
+    let events: Vec<Value> = t
+        .events
+        .iter()
+        .map(|e| {
+            let joints: Vec<String> = e.joints.iter().map(|&j| joint_id(m, j)).collect();
+            json!({ "t": e.time, "kind": kind_name(e.kind), "joints": joints, "message": e.message })
+        })
+        .collect();
+    json!({
+        "format": "tenon-trajectory",
+        "version": 1,
+        "units": units,
+        "kind": "kinematics",
+        "completed": t.completed,
+        "frames": t.frames.iter().map(|f| frame_json(m, f)).collect::<Vec<_>>(),
+        "events": events,
+    })
+}
