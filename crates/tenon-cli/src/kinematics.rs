@@ -147,6 +147,7 @@ fn kind_name(kind: EventKind) -> &'static str {
     match kind {
         EventKind::NotSolved => "not_solved",
         EventKind::Singular => "singular",
+        EventKind::Undriven => "undriven",
         _ => "event",
     }
 }

@@ -46,6 +46,11 @@ pub enum EventKind {
     /// The Jacobian lost rank (a singular position): the rates there are the
     /// minimum-norm ones; the run carries on while frames solve.
     Singular,
+    /// Said once, at the first frame: freedoms that no motion drives. Their rates are
+    /// the least-norm ones (weighted as a solve weighs steps), and their positions
+    /// follow least change from frame to frame, which agrees with those rates to first
+    /// order in the step.
+    Undriven,
 }
 
 /// Something that happened at a time, with the joints involved and a sentence.
@@ -185,7 +190,20 @@ impl KinematicRun {
                 });
             }
             (Some(first), Some(now)) if now >= first => self.singular = false,
-            (None, _) => self.rank = rank,
+            (None, Some(now)) => {
+                self.rank = rank;
+                let free = system.tangent_dimension().saturating_sub(now);
+                if free > 0 {
+                    events.push(KinematicEvent {
+                        time,
+                        kind: EventKind::Undriven,
+                        joints: Vec::new(),
+                        message: format!(
+                            "{free} degree(s) of freedom are driven by no motion: they move only as little as the driven ones require (least change)"
+                        ),
+                    });
+                }
+            }
             _ => {}
         }
         self.state.clone_from(&state);

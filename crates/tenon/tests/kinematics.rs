@@ -1,0 +1,171 @@
+//! Kinematic runs through the facade: on every fixture with motions, velocities equal
+//! central differences of positions and accelerations those of velocities (angular ones
+//! from the quaternions); a run leaves the mechanism where it was; frames come one at a
+//! time as they come all together.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use tenon::{Frame, Mechanism, RunSettings};
+
+fn fixtures_with_motions() -> Vec<(String, String)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures");
+    let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&p).unwrap())
+        })
+        .filter(|(_, text)| text.contains("\"motions\""))
+        .collect();
+    out.sort();
+    out
+}
+
+fn quaternion_multiply(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    [
+        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
+    ]
+}
+
+/// World angular velocity from `q` and its rate: `omega = 2 (dq/dt) conj(q)`.
+fn omega_of(q: [f64; 4], dq: [f64; 4]) -> [f64; 3] {
+    let conj = [q[0], -q[1], -q[2], -q[3]];
+    let w = quaternion_multiply(dq, conj);
+    [2.0 * w[1], 2.0 * w[2], 2.0 * w[3]]
+}
+
+/// The largest difference between the rates a frame reports and central differences of
+/// its neighbours, relative to the largest rate of the frame (angles in the file's unit:
+/// `per_radian` converts the quaternion-derived angular velocity).
+fn worst_against_differences(
+    before: &Frame,
+    at: &Frame,
+    after: &Frame,
+    h: f64,
+    per_radian: f64,
+) -> (f64, f64) {
+    let (mut dv, mut da, mut vmax, mut amax) = (0.0f64, 0.0f64, 1e-9f64, 1e-9f64);
+    for ((p0, p), p1) in before.parts.iter().zip(&at.parts).zip(&after.parts) {
+        let dq: [f64; 4] =
+            std::array::from_fn(|k| (p1.quaternion[k] - p0.quaternion[k]) / (2.0 * h));
+        let omega = omega_of(p.quaternion, dq).map(|x| x * per_radian);
+        for k in 0..3 {
+            let fd_v = (p1.position[k] - p0.position[k]) / (2.0 * h);
+            let fd_a = (p1.velocity[k] - p0.velocity[k]) / (2.0 * h);
+            let fd_alpha = (p1.angular_velocity[k] - p0.angular_velocity[k]) / (2.0 * h);
+            dv = dv
+                .max((p.velocity[k] - fd_v).abs())
+                .max((p.angular_velocity[k] - omega[k]).abs());
+            da = da
+                .max((p.acceleration[k] - fd_a).abs())
+                .max((p.angular_acceleration[k] - fd_alpha).abs());
+            vmax = vmax
+                .max(p.velocity[k].abs())
+                .max(p.angular_velocity[k].abs());
+            amax = amax
+                .max(p.acceleration[k].abs())
+                .max(p.angular_acceleration[k].abs());
+        }
+    }
+    // Where every acceleration is near zero (gears at constant speed), relative to the
+    // velocities' own scale per time unit.
+    (dv / vmax, da / amax.max(vmax))
+}
+
+#[test]
+fn rates_match_central_differences_on_every_fixture_with_motions() {
+    let fixtures = fixtures_with_motions();
+    assert!(
+        fixtures.len() >= 10,
+        "{} fixtures with motions",
+        fixtures.len()
+    );
+    let h = 2e-5;
+    let mut lines = Vec::new();
+    for (name, text) in &fixtures {
+        let mut m = Mechanism::from_json(text, Some(name)).unwrap();
+        let per_radian = 1.0 / m.model().units().angle.radians();
+        let (mut worst_v, mut worst_a) = (0.0f64, 0.0f64);
+        for t0 in [0.1, 0.37] {
+            let settings = RunSettings::new(t0 - h, t0 + h, h, None).unwrap();
+            let run = m.kinematics(settings).unwrap();
+            assert!(run.completed, "{name} at {t0}: {:?}", run.events);
+            assert_eq!(run.frames.len(), 3, "{name}");
+            let (v, a) = worst_against_differences(
+                &run.frames[0],
+                &run.frames[1],
+                &run.frames[2],
+                h,
+                per_radian,
+            );
+            worst_v = worst_v.max(v);
+            worst_a = worst_a.max(a);
+        }
+        lines.push(format!(
+            "{name}: velocity {worst_v:.1e}, acceleration {worst_a:.1e}"
+        ));
+        // Freedoms that no motion drives (robot-arm: 5, rssr-four-bar: the coupler's
+        // spin) get least-norm rates while their positions follow least change: the
+        // velocities agree to first order in the step only, and the accelerations lack
+        // the part along those freedoms that keeps the rates least-norm over time (issue
+        // 13 open). Those fixtures are held to the velocities' first-order agreement.
+        let undriven = m
+            .kinematics(RunSettings::new(0.0, 0.0, 0.1, None).unwrap())
+            .unwrap()
+            .events
+            .iter()
+            .any(|e| e.kind == tenon::EventKind::Undriven);
+        let bound = if undriven {
+            (1e-2, f64::INFINITY)
+        } else {
+            (1e-6, 1e-6)
+        };
+        assert!(
+            worst_v < bound.0 && worst_a < bound.1,
+            "{name}: velocity {worst_v:.1e}, acceleration {worst_a:.1e}"
+        );
+    }
+    use std::io::Write;
+    let mut err = std::io::stderr();
+    for l in &lines {
+        let _ = writeln!(err, "kinematics: {l}");
+    }
+}
+
+#[test]
+fn a_run_leaves_the_mechanism_where_it_was_and_frames_come_one_at_a_time_too() {
+    let text = fixtures_with_motions()
+        .into_iter()
+        .find(|(n, _)| n == "slider-crank.json")
+        .unwrap()
+        .1;
+    let mut m = Mechanism::from_json(&text, Some("slider-crank.json")).unwrap();
+    let before = m.placement("piston").unwrap();
+    let settings = RunSettings::new(0.0, 0.5, 0.01, Some(0.05)).unwrap();
+    let whole = m.kinematics(settings).unwrap();
+    assert_eq!(whole.frames.len(), 11);
+    assert!((whole.frames[10].time - 0.5).abs() < 1e-15);
+    assert_eq!(m.placement("piston").unwrap(), before);
+    let one_by_one: Vec<Frame> = m
+        .kinematic_frames(settings)
+        .unwrap()
+        .map(|item| item.unwrap().0)
+        .collect();
+    assert_eq!(one_by_one, whole.frames);
+}
+
+#[test]
+fn run_settings_refuse_what_cannot_run() {
+    assert!(RunSettings::new(0.0, 1.0, 0.0, None).is_err());
+    assert!(RunSettings::new(0.0, 1.0, -0.1, None).is_err());
+    assert!(RunSettings::new(1.0, 0.0, 0.1, None).is_err());
+    assert!(RunSettings::new(0.0, f64::NAN, 0.1, None).is_err());
+    assert!(RunSettings::new(0.0, 1e9, 1e-9, None).is_err());
+    // An output step that is not a multiple of the step: every step is written.
+    let s = RunSettings::new(0.0, 1.0, 0.03, Some(0.05)).unwrap();
+    assert_eq!(s.output_step(), 0.03);
+}
