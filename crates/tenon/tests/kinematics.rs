@@ -2,7 +2,7 @@
 //! central differences of positions and accelerations those of velocities (angular ones
 //! from the quaternions); a run leaves the mechanism where it was; frames come one at a
 //! time as they come all together.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::needless_range_loop)]
 
 use tenon::{Frame, Mechanism, RunSettings};
 
