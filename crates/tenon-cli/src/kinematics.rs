@@ -103,11 +103,14 @@ fn run_frames(
     let mut completed = true;
     for item in mechanism.kinematic_frames(settings)? {
         let (frame, happened) = item?;
-        if happened.iter().any(|e| e.kind == EventKind::NotSolved) {
-            completed = false;
-        }
+        // A frame where the run stops did not solve: its events are kept, not it.
+        let stops = happened.iter().any(|e| e.kind.stops());
         events.extend(happened);
-        frames.push(frame);
+        if stops {
+            completed = false;
+        } else {
+            frames.push(frame);
+        }
         if bar.is_none() && began.elapsed() > PROGRESS_AFTER {
             let b = indicatif::ProgressBar::with_draw_target(
                 Some(total),
@@ -146,6 +149,7 @@ fn joint_id(m: &Mechanism, k: tenon::JointKey) -> String {
 fn kind_name(kind: EventKind) -> &'static str {
     match kind {
         EventKind::NotSolved => "not_solved",
+        EventKind::Limit => "limit",
         EventKind::Singular => "singular",
         EventKind::Undriven => "undriven",
         _ => "event",

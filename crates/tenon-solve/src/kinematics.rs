@@ -43,6 +43,9 @@ pub struct KinematicFrame {
 pub enum EventKind {
     /// The equations could not be solved at a frame: the run stops there.
     NotSolved,
+    /// A joint limit was reached (the motion would take a coordinate past it): the run
+    /// stops there.
+    Limit,
     /// The Jacobian lost rank (a singular position): the rates there are the
     /// minimum-norm ones; the run carries on while frames solve.
     Singular,
@@ -51,6 +54,13 @@ pub enum EventKind {
     /// follow least change from frame to frame, which agrees with those rates to first
     /// order in the step.
     Undriven,
+}
+
+impl EventKind {
+    /// Whether the run stops at it.
+    pub fn stops(self) -> bool {
+        matches!(self, EventKind::NotSolved | EventKind::Limit)
+    }
 }
 
 /// Something that happened at a time, with the joints involved and a sentence.
@@ -151,21 +161,39 @@ impl KinematicRun {
         let report = solve(problem, &mut state, &mut params, self.options)?;
         let mut events = Vec::new();
         if !report.converged {
-            let mut joints: Vec<JointKey> = report
-                .unsatisfied
+            let mut limited: Vec<JointKey> = report
+                .clusters
                 .iter()
-                .filter_map(|&(k, _)| system.joint_of(k))
+                .flat_map(|c| c.limits.iter().map(|l| l.joint))
                 .collect();
-            joints.dedup();
-            events.push(KinematicEvent {
-                time,
-                kind: EventKind::NotSolved,
-                joints,
-                message: format!(
-                    "the joints and motions cannot all hold at t = {time} (largest residual {:.3e}): the run stops here",
-                    report.max_residual
-                ),
-            });
+            limited.dedup();
+            if limited.is_empty() {
+                let mut joints: Vec<JointKey> = report
+                    .unsatisfied
+                    .iter()
+                    .filter_map(|&(k, _)| system.joint_of(k))
+                    .collect();
+                joints.sort_unstable();
+                joints.dedup();
+                events.push(KinematicEvent {
+                    time,
+                    kind: EventKind::NotSolved,
+                    joints,
+                    message: format!(
+                        "the joints and motions cannot all hold at t = {time} (largest residual {:.3e}): the run stops here",
+                        report.max_residual
+                    ),
+                });
+            } else {
+                events.push(KinematicEvent {
+                    time,
+                    kind: EventKind::Limit,
+                    joints: limited,
+                    message: format!(
+                        "a joint limit is reached at t = {time}: the motion would take the joint past it; the run stops here"
+                    ),
+                });
+            }
             let frame = KinematicFrame {
                 time,
                 state,

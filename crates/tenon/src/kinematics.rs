@@ -185,7 +185,8 @@ pub struct Event {
     pub message: String,
 }
 
-/// A whole run: its frames, its events, and whether it reached its end.
+/// A whole run: its frames (those that solved), its events, and whether it reached its
+/// end.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trajectory {
     /// Reported frames.
@@ -261,11 +262,14 @@ impl Mechanism {
         let mut completed = true;
         for item in self.kinematic_frames(settings)? {
             let (frame, happened) = item?;
-            if happened.iter().any(|e| e.kind == EventKind::NotSolved) {
-                completed = false;
-            }
+            // A frame where the run stops did not solve: its events are kept, not it.
+            let stops = happened.iter().any(|e| e.kind.stops());
             events.extend(happened);
-            frames.push(frame);
+            if stops {
+                completed = false;
+            } else {
+                frames.push(frame);
+            }
         }
         Ok(Trajectory {
             frames,

@@ -169,3 +169,75 @@ fn run_settings_refuse_what_cannot_run() {
     let s = RunSettings::new(0.0, 1.0, 0.03, Some(0.05)).unwrap();
     assert_eq!(s.output_step(), 0.03);
 }
+
+fn fixture_text(name: &str) -> String {
+    fixtures_with_motions()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .unwrap()
+        .1
+}
+
+/// The slider-crank driven by its piston (100 mm/s outward from 121.1 mm): the piston
+/// reaches the crank and rod end to end (130 mm) near t = 0.089, where the crank's turn
+/// is no longer determined; past it nothing can hold. The run stops there with an
+/// event naming the joints, and the frames before it are kept.
+#[test]
+fn a_piston_driven_past_dead_centre_stops_the_run_with_an_event() {
+    let text = fixture_text("slider-crank.json").replace(
+        r#""joint": "main-bearing",
+      "angle": "40 + 360 * t""#,
+        r#""joint": "bore",
+      "distance": "121.10442782258488 + 100 * t""#,
+    );
+    assert!(text.contains(r#""joint": "bore""#), "the fixture changed shape");
+    let mut m = Mechanism::from_json(&text, Some("piston-driven.json")).unwrap();
+    let run = m
+        .kinematics(RunSettings::new(0.0, 0.2, 0.001, None).unwrap())
+        .unwrap();
+    assert!(!run.completed);
+    let stop = run.events.iter().find(|e| e.kind.stops()).unwrap();
+    assert!(stop.time > 0.085 && stop.time < 0.1, "{stop:?}");
+    let named: Vec<&str> = stop.joints.iter().map(|&j| m.joint_id(j).unwrap()).collect();
+    assert!(!named.is_empty(), "{stop:?}");
+    let last = run.frames.last().unwrap();
+    assert!(last.time < stop.time);
+    assert!(run.frames.iter().all(|f| f.max_residual < 1e-9));
+}
+
+/// The crank-rocker driven by its crank runs two whole turns through the rocker's
+/// extremes (where the rocker stops and turns back) without an event that stops it.
+#[test]
+fn a_crank_rocker_runs_through_the_rockers_extremes() {
+    let mut m = Mechanism::from_json(&fixture_text("four-bar.json"), Some("four-bar.json")).unwrap();
+    let run = m
+        .kinematics(RunSettings::new(0.0, 2.0, 1.0 / 360.0, None).unwrap())
+        .unwrap();
+    assert!(run.completed, "{:?}", run.events);
+    assert_eq!(run.frames.len(), 721);
+    // The rocker's angular velocity changes sign (its extremes) four times in two turns.
+    let rocker = m.model().parts().position(|(_, p)| p.id == "rocker").unwrap() - 1;
+    let w: Vec<f64> = run.frames.iter().map(|f| f.parts[rocker].angular_velocity[2]).collect();
+    let reversals = w.windows(2).filter(|p| p[0] * p[1] < 0.0).count();
+    assert_eq!(reversals, 4, "{w:?}");
+}
+
+/// A limit on the crank's angle that the motion would pass stops the run at it.
+#[test]
+fn a_joint_limit_reached_stops_the_run() {
+    let text = fixture_text("four-bar.json").replacen(
+        r#""id": "crank-pivot","#,
+        r#""id": "crank-pivot", "limits": { "angle": [0, 150] },"#,
+        1,
+    );
+    let mut m = Mechanism::from_json(&text, Some("limited.json")).unwrap();
+    let run = m
+        .kinematics(RunSettings::new(0.0, 1.0, 0.01, None).unwrap())
+        .unwrap();
+    assert!(!run.completed);
+    let stop = run.events.iter().find(|e| e.kind.stops()).unwrap();
+    assert_eq!(stop.kind, tenon::EventKind::Limit, "{stop:?}");
+    assert_eq!(m.joint_id(stop.joints[0]), Some("crank-pivot"));
+    // 60 + 360 t passes 150 degrees at t = 0.25.
+    assert!((stop.time - 0.26).abs() < 0.011, "{stop:?}");
+}
