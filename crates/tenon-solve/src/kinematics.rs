@@ -79,9 +79,11 @@ pub struct KinematicEvent {
 /// A kinematic run in progress: the current frame, stepped to any later time. It owns
 /// its state; the equations (a [`Problem`] and the [`RateTape`] made over
 /// [`run_rows`]) are passed to each step, so a host can keep them beside it.
-#[derive(Debug, Clone)]
 pub struct KinematicRun {
     work: RateWork,
+    /// The weighted Jacobian of the rates, its pattern (and a sparse one's symbolic
+    /// analysis) made at the first frame and refilled at each.
+    matrix: Option<StepMatrix>,
     rows: Vec<usize>,
     weights: Vec<f64>,
     options: SolveOptions,
@@ -115,6 +117,7 @@ impl KinematicRun {
         let dimension = problem.system.tangent_dimension();
         Ok(KinematicRun {
             work: rates.work(),
+            matrix: None,
             rows: run_rows(problem.system),
             weights: column_weights(problem.system),
             options: SolveOptions {
@@ -275,12 +278,21 @@ impl KinematicRun {
         let (_, jac) =
             system.tangent_jacobian_of_rows(problem.compiled, state, params, &self.rows)?;
         let col_of: Vec<usize> = (0..dimension).collect();
-        let mut matrix = StepMatrix::new(self.rows.len(), dimension, self.options.dense_columns);
+        let (rows, dense_columns) = (self.rows.len(), self.options.dense_columns);
+        let matrix = self
+            .matrix
+            .get_or_insert_with(|| StepMatrix::new(rows, dimension, dense_columns));
         matrix.fill(&jac, &col_of, &self.weights);
         let factored = matrix.factor()?;
-        let rank = factored.rank();
+        // The rank (a singular value decomposition) where the matrix is dense and small;
+        // a large run is not watched for singular positions (said in the docs).
+        let rank = match factored {
+            crate::linalg::Factored::Dense(_) => factored.rank(),
+            crate::linalg::Factored::Sparse(_) => None,
+        };
         let steps = factored.regularized(0.0, 1e-6)?;
         let weights = &self.weights;
+        let jac = &jac;
         let solve_refined = |b: &[f64]| -> Vec<f64> {
             let mut x = vec![0.0; dimension];
             let mut r = b.to_vec();
@@ -289,16 +301,26 @@ impl KinematicRun {
                 for ((x, d), w) in x.iter_mut().zip(&dy).zip(weights) {
                     *x += d / w;
                 }
-                r = residual_of(&jac, &x, b);
+                r = residual_of(jac, &x, b);
             }
             x
         };
-        let zero = vec![0.0; dimension];
-        let (velocity_rhs, _) = rates.evaluate(&mut self.work, (state, params), &zero)?;
+        let velocity_rhs = rates.velocity_rhs(&mut self.work, (state, params))?;
         let velocity = solve_refined(velocity_rhs);
-        let (_, acceleration_rhs) = rates.evaluate(&mut self.work, (state, params), &velocity)?;
+        let acceleration_rhs =
+            rates.acceleration_rhs(&mut self.work, (state, params), &velocity)?;
         let acceleration = solve_refined(acceleration_rhs);
         Ok((velocity, acceleration, rank))
+    }
+}
+
+impl std::fmt::Debug for KinematicRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KinematicRun")
+            .field("time", &self.time)
+            .field("rows", &self.rows.len())
+            .field("rank", &self.rank)
+            .finish_non_exhaustive()
     }
 }
 

@@ -29,7 +29,10 @@ use crate::tangent::{STATE_PER_PART, TANGENT_PER_PART};
 /// conditions (see the module documentation). Made by [`System::rates`].
 #[derive(Debug, Clone)]
 pub struct RateTape {
-    tape: Tape,
+    /// `-C_t` (no velocity needed).
+    velocity_tape: Tape,
+    /// `-gamma`.
+    acceleration_tape: Tape,
     rows: usize,
     /// The parameters holding the tangent velocity, in tangent column order.
     velocity: Vec<ParamId>,
@@ -40,9 +43,11 @@ pub struct RateTape {
 /// Scratch for evaluating a [`RateTape`]: the extended parameters and the outputs.
 #[derive(Debug, Clone)]
 pub struct RateWork {
-    ws: TapeWorkspace,
+    velocity_ws: TapeWorkspace,
+    acceleration_ws: TapeWorkspace,
     params: Vec<f64>,
-    out: Vec<f64>,
+    velocity_rhs: Vec<f64>,
+    acceleration_rhs: Vec<f64>,
 }
 
 impl System {
@@ -124,10 +129,11 @@ impl System {
             velocity_rhs.push(g.neg(c_t));
             acceleration_rhs.push(g.neg(gamma));
         }
-        let outputs: Vec<ExprId> = velocity_rhs.into_iter().chain(acceleration_rhs).collect();
-        let tape = g.compile(&outputs, &[])?;
+        let velocity_tape = g.compile(&velocity_rhs, &[])?;
+        let acceleration_tape = g.compile(&acceleration_rhs, &[])?;
         Ok(RateTape {
-            tape,
+            velocity_tape,
+            acceleration_tape,
             rows: rows.len(),
             velocity,
             base_params,
@@ -139,21 +145,59 @@ impl RateTape {
     /// Scratch sized for this tape.
     pub fn work(&self) -> RateWork {
         RateWork {
-            ws: self.tape.workspace(),
+            velocity_ws: self.velocity_tape.workspace(),
+            acceleration_ws: self.acceleration_tape.workspace(),
             params: Vec::new(),
-            out: vec![0.0; 2 * self.rows],
+            velocity_rhs: vec![0.0; self.rows],
+            acceleration_rhs: vec![0.0; self.rows],
         }
     }
 
-    /// The right-hand sides at `state` and `params` (the system's, time set) with the
-    /// tangent velocity `velocity`: `(-C_t, -gamma)`, one value per row each. `-C_t`
-    /// does not depend on the velocity.
-    pub fn evaluate<'w>(
+    /// The velocity right-hand side `-C_t` at `state` and `params` (the system's, time
+    /// set), one value per row.
+    pub fn velocity_rhs<'w>(
+        &self,
+        work: &'w mut RateWork,
+        (state, params): (&[f64], &[f64]),
+    ) -> Result<&'w [f64], SystemError> {
+        let zero = vec![0.0; self.velocity.len()];
+        self.set_params(work, params, &zero)?;
+        work.velocity_rhs.resize(self.rows, 0.0);
+        self.velocity_tape.eval_residuals(
+            &mut work.velocity_ws,
+            state,
+            &work.params,
+            &mut work.velocity_rhs,
+        )?;
+        Ok(&work.velocity_rhs)
+    }
+
+    /// The acceleration right-hand side `-gamma` at `state` and `params` with the
+    /// tangent velocity `velocity`, one value per row.
+    pub fn acceleration_rhs<'w>(
         &self,
         work: &'w mut RateWork,
         (state, params): (&[f64], &[f64]),
         velocity: &[f64],
-    ) -> Result<(&'w [f64], &'w [f64]), SystemError> {
+    ) -> Result<&'w [f64], SystemError> {
+        self.set_params(work, params, velocity)?;
+        work.acceleration_rhs.resize(self.rows, 0.0);
+        self.acceleration_tape.eval_residuals(
+            &mut work.acceleration_ws,
+            state,
+            &work.params,
+            &mut work.acceleration_rhs,
+        )?;
+        Ok(&work.acceleration_rhs)
+    }
+
+    /// The tapes' parameters: the system's, then the velocity.
+    fn set_params(
+        &self,
+        work: &mut RateWork,
+        params: &[f64],
+        velocity: &[f64],
+    ) -> Result<(), SystemError> {
         if params.len() != self.base_params || velocity.len() != self.velocity.len() {
             return Err(SystemError::WrongLength {
                 what: "parameters and velocities",
@@ -176,9 +220,6 @@ impl RateTape {
                 *slot = v;
             }
         }
-        work.out.resize(2 * self.rows, 0.0);
-        self.tape
-            .eval_residuals(&mut work.ws, state, &work.params, &mut work.out)?;
-        Ok(work.out.split_at(self.rows))
+        Ok(())
     }
 }

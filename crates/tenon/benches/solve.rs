@@ -16,6 +16,9 @@
 //!   10,000 parts) sparse);
 //! - `cam_points/N`: a cam whose closed profile is N formula points (issue 12), from the
 //!   file's text to the answer: read, build, compile, solve;
+//! - `kinematics/four-bar`: the four-bar fixture's own run (1,001 steps, 101 frames
+//!   reported) from a built mechanism; `kinematics/moving_chain/N`: a straight chain of
+//!   N links far from the origin, every revolute moved by a motion, 1,001 steps;
 //! - `resolve_100_parts`: 33 planar four-bars (100 parts with ground) whose cranks all
 //!   follow one parameter; time to re-solve after the parameter changes (no rebuild).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -135,6 +138,37 @@ fn bench(c: &mut Criterion) {
             b.iter_batched(
                 || m.clone(),
                 |mut m| m.diagnose().unwrap().dof(),
+                BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("kinematics");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(3));
+    let four_bar = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/four-bar.json"
+    ))
+    .unwrap();
+    let m = Mechanism::from_json(&four_bar, None).unwrap();
+    let settings = tenon::RunSettings::for_assembly(m.model(), None, None).unwrap();
+    group.bench_function("four-bar", |b| {
+        b.iter_batched(
+            || m.clone(),
+            |mut m| assert!(m.kinematics(settings).unwrap().completed),
+            BatchSize::LargeInput,
+        )
+    });
+    for &n in sizes.iter().filter(|&&n| n <= 1000) {
+        let m = Mechanism::from_json(&generate::moving_chain(n), None).unwrap();
+        let settings = tenon::RunSettings::new(0.0, 1.0, 0.001, None).unwrap();
+        group.bench_with_input(BenchmarkId::new("moving_chain", n), &m, |b, m| {
+            b.iter_batched(
+                || m.clone(),
+                |mut m| assert!(m.kinematics(settings).unwrap().completed),
                 BatchSize::LargeInput,
             )
         });

@@ -9,7 +9,7 @@ use tenon_model::{Assembly, JointKey, PartKey};
 use tenon_solve::{run_rows, KinematicRun};
 use tenon_system::{RateTape, STATE_PER_PART, TANGENT_PER_PART};
 
-use crate::mechanism::Mechanism;
+use crate::mechanism::{Built, Mechanism};
 use crate::Error;
 
 /// When a run starts and ends, its step, and the spacing of the frames it reports.
@@ -220,8 +220,25 @@ impl Mechanism {
         if self.built.rates.is_none() {
             let rows = run_rows(&self.built.system);
             self.built.rates = Some(self.built.system.rates(&rows)?);
+            // The stage tapes of solves with the motions taking part.
+            let options = self.run_options();
+            let Built {
+                system,
+                compiled,
+                stages,
+                ..
+            } = &mut self.built;
+            tenon_solve::prepare(system, compiled, stages, options)?;
         }
         Ok(())
+    }
+
+    /// The options of a run's solves: the mechanism's, with the motions taking part.
+    fn run_options(&self) -> tenon_solve::SolveOptions {
+        tenon_solve::SolveOptions {
+            include_motions: true,
+            ..self.options
+        }
     }
 
     /// Runs the motions from the current pose over `settings`' times, one frame at a

@@ -2,7 +2,12 @@
 //! central differences of positions and accelerations those of velocities (angular ones
 //! from the quaternions); a run leaves the mechanism where it was; frames come one at a
 //! time as they come all together.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::needless_range_loop)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
 
 use tenon::{Frame, Mechanism, RunSettings};
 
@@ -190,7 +195,10 @@ fn a_piston_driven_past_dead_centre_stops_the_run_with_an_event() {
         r#""joint": "bore",
       "distance": "121.10442782258488 + 100 * t""#,
     );
-    assert!(text.contains(r#""joint": "bore""#), "the fixture changed shape");
+    assert!(
+        text.contains(r#""joint": "bore""#),
+        "the fixture changed shape"
+    );
     let mut m = Mechanism::from_json(&text, Some("piston-driven.json")).unwrap();
     let run = m
         .kinematics(RunSettings::new(0.0, 0.2, 0.001, None).unwrap())
@@ -198,7 +206,11 @@ fn a_piston_driven_past_dead_centre_stops_the_run_with_an_event() {
     assert!(!run.completed);
     let stop = run.events.iter().find(|e| e.kind.stops()).unwrap();
     assert!(stop.time > 0.085 && stop.time < 0.1, "{stop:?}");
-    let named: Vec<&str> = stop.joints.iter().map(|&j| m.joint_id(j).unwrap()).collect();
+    let named: Vec<&str> = stop
+        .joints
+        .iter()
+        .map(|&j| m.joint_id(j).unwrap())
+        .collect();
     assert!(!named.is_empty(), "{stop:?}");
     let last = run.frames.last().unwrap();
     assert!(last.time < stop.time);
@@ -209,15 +221,25 @@ fn a_piston_driven_past_dead_centre_stops_the_run_with_an_event() {
 /// extremes (where the rocker stops and turns back) without an event that stops it.
 #[test]
 fn a_crank_rocker_runs_through_the_rockers_extremes() {
-    let mut m = Mechanism::from_json(&fixture_text("four-bar.json"), Some("four-bar.json")).unwrap();
+    let mut m =
+        Mechanism::from_json(&fixture_text("four-bar.json"), Some("four-bar.json")).unwrap();
     let run = m
         .kinematics(RunSettings::new(0.0, 2.0, 1.0 / 360.0, None).unwrap())
         .unwrap();
     assert!(run.completed, "{:?}", run.events);
     assert_eq!(run.frames.len(), 721);
     // The rocker's angular velocity changes sign (its extremes) four times in two turns.
-    let rocker = m.model().parts().position(|(_, p)| p.id == "rocker").unwrap() - 1;
-    let w: Vec<f64> = run.frames.iter().map(|f| f.parts[rocker].angular_velocity[2]).collect();
+    let rocker = m
+        .model()
+        .parts()
+        .position(|(_, p)| p.id == "rocker")
+        .unwrap()
+        - 1;
+    let w: Vec<f64> = run
+        .frames
+        .iter()
+        .map(|f| f.parts[rocker].angular_velocity[2])
+        .collect();
     let reversals = w.windows(2).filter(|p| p[0] * p[1] < 0.0).count();
     assert_eq!(reversals, 4, "{w:?}");
 }

@@ -433,3 +433,45 @@ pub fn expression_cam(n: usize) -> String {
   ] }}"#
     )
 }
+
+/// A straight chain of `n` links (lengths 10, 20 and 40 in turn) laid along x from
+/// (5000, 3000, 0), far from the origin as a plant layout is, every revolute moved by a
+/// motion: joint `k` at `2 sin(360 t + 37 k)` degrees (all driven, the phases spread
+/// so the chain wanders rather than coils: a kinematic run's benchmark).
+pub fn moving_chain(n: usize) -> String {
+    let mut s = header("");
+    s.push_str(r#"{ "id": "ground", "grounded": true, "markers": { "m": { "position": [5000, 3000, 0] } } }"#);
+    let mut joints = Vec::new();
+    let mut motions = Vec::new();
+    let mut x = 5000.0;
+    for k in 0..n {
+        let length = [10.0, 20.0, 40.0][k % 3];
+        s.push_str(",\n");
+        let _ = write!(
+            s,
+            r#"{{ "id": "link{k}", "placement": {{ "position": [{x}, 3000, 0] }}, "markers": {{ "a": {{}}, "b": {{ "position": [{length}, 0, 0] }} }} }}"#
+        );
+        x += length;
+        let j = if k == 0 {
+            ("ground".to_string(), "m")
+        } else {
+            (format!("link{}", k - 1), "b")
+        };
+        joints.push(revolute(
+            &format!("r{k}"),
+            (&format!("link{k}"), "a"),
+            (&j.0, j.1),
+            "",
+        ));
+        motions.push(format!(
+            r#"{{ "joint": "r{k}", "angle": "2 * sin(360 * t + {})" }}"#,
+            37 * k
+        ));
+    }
+    let mut text = finish(s, &joints);
+    text.pop();
+    text.push_str(", \"motions\": [");
+    text.push_str(&motions.join(",\n"));
+    text.push_str("] }");
+    text
+}
