@@ -263,3 +263,159 @@ fn a_joint_limit_reached_stops_the_run() {
     // 60 + 360 t passes 150 degrees at t = 0.25.
     assert!((stop.time - 0.26).abs() < 0.011, "{stop:?}");
 }
+
+/// The four-bar fixture (ground pivots 100 apart, crank 40, coupler 120, rocker 80,
+/// crank at `60 + 360 t` degrees) against an independent loop closure written here: the
+/// coupler's far end on the circles about its crank pin and about the rocker pivot (the
+/// branch nearest the frame before), and the velocity and acceleration loop equations
+/// solved as 2 by 2 systems. Every frame of two turns at 1 degree steps: rocker angle,
+/// angular velocity and angular acceleration to 1e-9 relative of their scales.
+#[test]
+fn four_bar_rocker_follows_an_independent_loop_closure() {
+    let mut m =
+        Mechanism::from_json(&fixture_text("four-bar.json"), Some("four-bar.json")).unwrap();
+    let run = m
+        .kinematics(RunSettings::new(0.0, 2.0, 1.0 / 360.0, None).unwrap())
+        .unwrap();
+    assert!(run.completed);
+    let rocker = m
+        .model()
+        .parts()
+        .position(|(_, p)| p.id == "rocker")
+        .unwrap()
+        - 1;
+    let (l1, l2, l3, d) = (40.0f64, 120.0f64, 80.0f64, [100.0f64, 0.0f64]);
+    let w1 = std::f64::consts::TAU;
+    let perp = |a: f64| [-a.sin(), a.cos()];
+    let along = |a: f64| [a.cos(), a.sin()];
+    let solve2 = |m: [[f64; 2]; 2], r: [f64; 2]| {
+        let det = m[0][0] * m[1][1] - m[0][1] * m[1][0];
+        [
+            (r[0] * m[1][1] - m[0][1] * r[1]) / det,
+            (m[0][0] * r[1] - m[1][0] * r[0]) / det,
+        ]
+    };
+    let mut phi_prev = 2.0 * 0.5368835651467548f64.atan2(0.8436563503437345);
+    let (mut worst_phi, mut worst_w, mut worst_a) = (0.0f64, 0.0f64, 0.0f64);
+    let mut turns_prev = phi_prev;
+    for f in &run.frames {
+        let theta = (60.0 + 360.0 * f.time).to_radians();
+        let b = [l1 * theta.cos(), l1 * theta.sin()];
+        // C on both circles: about B (l2) and about D (l3).
+        let bd = [d[0] - b[0], d[1] - b[1]];
+        let dist = bd[0].hypot(bd[1]);
+        let a = (l2 * l2 - l3 * l3 + dist * dist) / (2.0 * dist);
+        let h = (l2 * l2 - a * a).sqrt();
+        let mid = [b[0] + a * bd[0] / dist, b[1] + a * bd[1] / dist];
+        let candidates = [1.0, -1.0].map(|s| {
+            let c = [mid[0] - s * h * bd[1] / dist, mid[1] + s * h * bd[0] / dist];
+            (c[1] - d[1]).atan2(c[0] - d[0])
+        });
+        let prev = phi_prev;
+        let gap = |x: f64| {
+            (x - prev + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU)
+                - std::f64::consts::PI
+        };
+        let phi = if gap(candidates[0]).abs() < gap(candidates[1]).abs() {
+            candidates[0]
+        } else {
+            candidates[1]
+        };
+        phi_prev = phi;
+        let c = [d[0] + l3 * phi.cos(), d[1] + l3 * phi.sin()];
+        let psi = (c[1] - b[1]).atan2(c[0] - b[0]);
+        // l1 w1 perp(theta) + l2 w2 perp(psi) = l3 w3 perp(phi).
+        let (p1, p2, p3) = (perp(theta), perp(psi), perp(phi));
+        let [w2, w3] = solve2(
+            [[l2 * p2[0], -l3 * p3[0]], [l2 * p2[1], -l3 * p3[1]]],
+            [-l1 * w1 * p1[0], -l1 * w1 * p1[1]],
+        );
+        // l2 a2 perp(psi) - l3 a3 perp(phi) = l1 w1^2 e(theta) + l2 w2^2 e(psi) - l3 w3^2 e(phi).
+        let (e1, e2, e3) = (along(theta), along(psi), along(phi));
+        let rhs: [f64; 2] = std::array::from_fn(|k| {
+            l1 * w1 * w1 * e1[k] + l2 * w2 * w2 * e2[k] - l3 * w3 * w3 * e3[k]
+        });
+        let [_, a3] = solve2([[l2 * p2[0], -l3 * p3[0]], [l2 * p2[1], -l3 * p3[1]]], rhs);
+        let part = &f.parts[rocker];
+        let q = part.quaternion;
+        let mut tenon_phi = 2.0 * q[3].atan2(q[0]);
+        tenon_phi += (turns_prev - tenon_phi + std::f64::consts::PI)
+            .div_euclid(std::f64::consts::TAU)
+            * std::f64::consts::TAU;
+        turns_prev = tenon_phi;
+        let off = (tenon_phi - phi + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU)
+            - std::f64::consts::PI;
+        worst_phi = worst_phi.max(off.abs());
+        worst_w = worst_w.max((part.angular_velocity[2].to_radians() - w3).abs() / w1);
+        worst_a = worst_a.max((part.angular_acceleration[2].to_radians() - a3).abs() / (w1 * w1));
+    }
+    eprintln!("four-bar rocker: angle {worst_phi:.1e} rad, velocity {worst_w:.1e}, acceleration {worst_a:.1e}");
+    assert!(worst_phi < 1e-9 && worst_w < 1e-9 && worst_a < 1e-9);
+}
+
+/// Speed ratios of the couplings, every frame of a second's run: gear (20 to 40:
+/// the wheel turns at minus half the pinion's speed), belt (25 to 50: half, same sense),
+/// rack and pinion (radius 20: the rack moves 20 per radian), screw (pitch 5: 5 per
+/// turn), exact to 1e-12 relative.
+#[test]
+fn coupling_speed_ratios_are_exact() {
+    let cases: [(&str, &str, &str, f64); 4] = [
+        ("gear-pair.json", "pinion", "wheel", -0.5),
+        ("belt-drive.json", "driver", "driven", 0.5),
+        ("rack-and-pinion.json", "pinion", "rack", 20.0),
+        (
+            "screw-jack.json",
+            "screw",
+            "screw",
+            5.0 / std::f64::consts::TAU,
+        ),
+    ];
+    for (name, driver, driven, ratio) in cases {
+        let mut m = Mechanism::from_json(&fixture_text(name), Some(name)).unwrap();
+        let index = |id: &str| {
+            m.model()
+                .parts()
+                .filter(|(_, p)| !p.grounded)
+                .position(|(_, p)| p.id == id)
+                .unwrap()
+        };
+        let (a, b) = (index(driver), index(driven));
+        let run = m
+            .kinematics(RunSettings::new(0.0, 1.0, 0.01, None).unwrap())
+            .unwrap();
+        assert!(run.completed, "{name}");
+        let mut worst = 0.0f64;
+        for f in &run.frames {
+            let w = f.parts[a].angular_velocity;
+            let axis_speed = w.iter().map(|x| x * x).sum::<f64>().sqrt().to_radians()
+                * w.iter()
+                    .copied()
+                    .fold(0.0, |s: f64, x| if x.abs() > s.abs() { x } else { s })
+                    .signum();
+            let out = if ratio.abs() < 1.0 && driven != driver && name != "rack-and-pinion.json" {
+                let v = f.parts[b].angular_velocity;
+                let s = v
+                    .iter()
+                    .copied()
+                    .fold(0.0, |s: f64, x| if x.abs() > s.abs() { x } else { s });
+                v.iter().map(|x| x * x).sum::<f64>().sqrt().to_radians() * s.signum()
+            } else {
+                let v = f.parts[b].velocity;
+                let s = v
+                    .iter()
+                    .copied()
+                    .fold(0.0, |s: f64, x| if x.abs() > s.abs() { x } else { s });
+                v.iter().map(|x| x * x).sum::<f64>().sqrt() * s.signum()
+            };
+            worst = worst.max(((out / axis_speed).abs() - ratio.abs()).abs() / ratio.abs());
+            if ratio < 0.0 {
+                assert!(
+                    out * axis_speed < 0.0,
+                    "{name}: the gear turns the same way"
+                );
+            }
+        }
+        eprintln!("{name}: ratio off by {worst:.1e} relative");
+        assert!(worst < 1e-12, "{name}: {worst:.1e}");
+    }
+}
