@@ -18,7 +18,7 @@ use crate::linalg::StepMatrix;
 use crate::{column_weights, solve, takes_part, Problem, SolveError, SolveOptions};
 
 /// Refinement rounds after the regularised solve of the rates.
-const REFINEMENTS: usize = 4;
+const REFINEMENTS: usize = 2;
 
 /// One frame of a run: the state (as a solve's), the tangent velocity and acceleration
 /// (6 per free part: linear then angular, world frame; one per extra unknown), and the
@@ -122,6 +122,7 @@ impl KinematicRun {
             weights: column_weights(problem.system),
             options: SolveOptions {
                 include_motions: true,
+                report_rank: false,
                 ..options
             },
             state,

@@ -56,6 +56,10 @@ pub struct SolveOptions {
     /// Clusters with more tangent columns than this are diagnosed sparse (rank and
     /// dependent rows, no free motions) instead of dense.
     pub diagnose_columns: usize,
+    /// Whether each cluster's report gives its rank and degrees of freedom (a singular
+    /// value decomposition at the end of a solve where the piece is small). A kinematic
+    /// run's frames, which watch the rank themselves, leave it out.
+    pub report_rank: bool,
 }
 
 /// How a cluster's piece is solved.
@@ -83,6 +87,7 @@ impl Default for SolveOptions {
             order: SolveOrder::default(),
             stage_columns: MIN_STAGE_COLUMNS,
             diagnose_columns: DIAGNOSE_COLUMNS,
+            report_rank: true,
         }
     }
 }

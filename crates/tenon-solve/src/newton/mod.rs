@@ -181,7 +181,7 @@ pub(crate) fn solve_cluster(
         // `out` holds the evaluation at the start until the first piece moves anything.
         let run = Run {
             evaluated: k == 0,
-            rank: true,
+            rank: options.report_rank,
         };
         // Stage tapes are cut from the same pattern, so pieces come in the same order;
         // a stage list that does not fit this piece is ignored.
@@ -354,7 +354,7 @@ fn without_couplings_first(
     )?;
     let all = Run {
         evaluated: false,
-        rank: true,
+        rank: work.options.report_rank,
     };
     let second = solve_piece(
         Equations {
