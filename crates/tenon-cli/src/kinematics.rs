@@ -146,6 +146,13 @@ fn joint_id(m: &Mechanism, k: tenon::JointKey) -> String {
     m.joint_id(k).unwrap_or("?").to_string()
 }
 
+fn coordinate_name(c: tenon::Coordinate) -> &'static str {
+    match c {
+        tenon::Coordinate::Angle => "angle",
+        tenon::Coordinate::Distance => "distance",
+    }
+}
+
 fn kind_name(kind: EventKind) -> &'static str {
     match kind {
         EventKind::NotSolved => "not_solved",
@@ -218,6 +225,16 @@ fn csv(m: &Mechanism, t: &Trajectory) -> String {
             out.push_str(&field(&format!("{id}.{c}")));
         }
     }
+    if let Some(first) = t.frames.first() {
+        for j in &first.joints {
+            let name = coordinate_name(j.coordinate);
+            let id = joint_id(m, j.joint);
+            out.push(',');
+            out.push_str(&field(&format!("{id}.{name}")));
+            out.push(',');
+            out.push_str(&field(&format!("{id}.{name}_rate")));
+        }
+    }
     out.push_str(",max_residual\n");
     for f in &t.frames {
         let _ = write!(out, "{}", f.time);
@@ -225,6 +242,9 @@ fn csv(m: &Mechanism, t: &Trajectory) -> String {
             for x in part_numbers(p) {
                 let _ = write!(out, ",{x}");
             }
+        }
+        for j in &f.joints {
+            let _ = write!(out, ",{},{}", j.value, j.rate);
         }
         let _ = writeln!(out, ",{}", f.max_residual);
     }
@@ -249,7 +269,18 @@ fn frame_json(m: &Mechanism, f: &Frame) -> Value {
             )
         })
         .collect();
-    json!({ "t": f.time, "max_residual": f.max_residual, "parts": parts })
+    let mut joints: Map<String, Value> = Map::new();
+    for j in &f.joints {
+        let name = coordinate_name(j.coordinate);
+        let entry = joints
+            .entry(joint_id(m, j.joint))
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(o) = entry {
+            o.insert(name.to_string(), json!(j.value));
+            o.insert(format!("{name}_rate"), json!(j.rate));
+        }
+    }
+    json!({ "t": f.time, "max_residual": f.max_residual, "parts": parts, "joints": joints })
 }
 
 fn json_of(m: &Mechanism, t: &Trajectory) -> Value {

@@ -47,7 +47,10 @@ fn csv_and_json_trajectories_parse_back_with_the_spec_columns() {
     assert_eq!(&header[1..4], ["crank.x", "crank.y", "crank.z"]);
     assert_eq!(header[19], "crank.alphaz");
     assert_eq!(*header.last().unwrap(), "max_residual");
-    assert_eq!(header.len(), 1 + 3 * 19 + 1);
+X
+    // distance, each with its rate.
+    assert_eq!(header.len(), 1 + 3 * 19 + 2 * 4 + 1);
+    assert!(header.contains(&"main-bearing.angle_rate") && header.contains(&"bore.distance"));
     let rows: Vec<Vec<f64>> = lines
         .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
         .collect();

@@ -158,6 +158,22 @@ pub struct PartFrame {
     pub angular_acceleration: [f64; 3],
 }
 
+/// A joint's remaining coordinate in a frame: an angle (revolute, cylindrical, screw:
+/// the turn of `x_i` from `x_j` about `z_j`, multi-turn, starting in the turn of the
+/// loaded pose; in the file's angle unit) or a distance (slider, cylindrical: `(O_i -
+/// O_j) . z_j`), and its rate, computed from the parts' velocities (no differences).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JointFrame {
+    /// The joint.
+    pub joint: JointKey,
+    /// Which coordinate.
+    pub coordinate: tenon_model::Coordinate,
+    /// Its value.
+    pub value: f64,
+    /// Its rate.
+    pub rate: f64,
+}
+
 /// One reported frame.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frame {
@@ -165,6 +181,9 @@ pub struct Frame {
     pub time: f64,
     /// Every free part, in file order.
     pub parts: Vec<PartFrame>,
+    /// Every joint with a remaining coordinate, in file order (a cylindrical joint has
+    /// two: angle, then distance).
+    pub joints: Vec<JointFrame>,
     /// Largest residual of the equations held.
     pub max_residual: f64,
 }
@@ -206,6 +225,7 @@ pub struct Trajectory {
 #[derive(Debug)]
 pub struct Frames<'m> {
     mechanism: &'m Mechanism,
+    coordinates: Coordinates,
     rates: &'m RateTape,
     run: KinematicRun,
     times: std::vec::IntoIter<(f64, bool)>,
@@ -261,6 +281,7 @@ impl Mechanism {
             .map(|k| quaternion_at(&this.built.state, k))
             .collect();
         Ok(Frames {
+            coordinates: Coordinates::new(this),
             mechanism: this,
             rates,
             run,
@@ -327,11 +348,14 @@ impl Iterator for Frames<'_> {
             }));
             if reported || stop {
                 self.stopped = stop;
-                let frame = client_frame(self.mechanism, &mut self.last_quaternions, &frame);
+                let mut frame = client_frame(self.mechanism, &mut self.last_quaternions, &frame);
+                frame.joints = self.coordinates.at(self.mechanism, &frame);
                 return Some(Ok((frame, std::mem::take(&mut self.pending))));
             }
-            // Keep quaternion signs continuous through frames not reported.
-            client_frame(self.mechanism, &mut self.last_quaternions, &frame);
+            // Keep quaternion signs and counted turns continuous through frames not
+            // reported.
+            let frame = client_frame(self.mechanism, &mut self.last_quaternions, &frame);
+            self.coordinates.at(self.mechanism, &frame);
         }
         self.stopped = true;
         None
@@ -382,7 +406,156 @@ fn client_frame(
         Frame {
             time: frame.time,
             parts,
+            joints: Vec::new(),
             max_residual: frame.max_residual,
+        }
+    }
+}
+
+/// A joint coordinate to report: its joint, which coordinate, its markers' local poses,
+/// and its last value (for counting turns).
+#[derive(Debug, Clone)]
+struct Tracked {
+    joint: JointKey,
+    coordinate: tenon_model::Coordinate,
+    i: (PartKey, tenon_model::Pose),
+    j: (PartKey, tenon_model::Pose),
+    last: f64,
+}
+
+/// The joints' remaining coordinates, frame by frame.
+#[derive(Debug, Clone, Default)]
+struct Coordinates {
+    tracked: Vec<Tracked>,
+}
+
+fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+/// A marker's world frame: origin and axes (columns of the rotation).
+fn axes(pose: &tenon_model::Pose) -> ([f64; 3], [[f64; 3]; 3]) {
+    let r = pose.matrix();
+    let column = |c: usize| [r[0][c], r[1][c], r[2][c]];
+    (pose.position, [column(0), column(1), column(2)])
+}
+
+impl Coordinates {
+    fn new(m: &Mechanism) -> Coordinates {
+        use tenon_model::{Coordinate, JointType, MarkerSpec};
+        let a = &m.assembly;
+        let local = |r: &tenon_model::MarkerRef| -> Option<(PartKey, tenon_model::Pose)> {
+            let placement = match &r.marker {
+                MarkerSpec::Named(name) => a.part(r.part)?.marker(name)?.clone(),
+                MarkerSpec::Inline(p) => (**p).clone(),
+            };
+            Some((r.part, placement.numbers(a.parameter_values(), a.units())?))
+        };
+        let mut tracked = Vec::new();
+        for (key, joint) in a.joints().filter(|(_, j)| !j.suppressed) {
+            let coordinates: &[Coordinate] = match joint.joint_type {
+                JointType::Revolute | JointType::Screw => &[Coordinate::Angle],
+                JointType::Cylindrical => &[Coordinate::Angle, Coordinate::Distance],
+                JointType::Slider => &[Coordinate::Distance],
+                _ => &[],
+            };
+            let (Some(i), Some(j)) = (local(&joint.i), local(&joint.j)) else {
+                continue;
+            };
+            for &coordinate in coordinates {
+                let mut t = Tracked {
+                    joint: key,
+                    coordinate,
+                    i,
+                    j,
+                    last: 0.0,
+                };
+                // The loaded pose's turn: its raw angle.
+                let pose =
+                    |part: PartKey| m.placement_of(part).unwrap_or(tenon_model::Pose::IDENTITY);
+                t.last = raw_value(&t, pose(i.0), pose(j.0));
+                tracked.push(t);
+            }
+        }
+        Coordinates { tracked }
+    }
+
+    /// The coordinates at a frame (turns counted from the last call).
+    fn at(&mut self, m: &Mechanism, frame: &Frame) -> Vec<JointFrame> {
+        let per_radian = 1.0 / m.assembly.units().angle.radians();
+        let motion = |part: PartKey| -> (tenon_model::Pose, [f64; 3], [f64; 3]) {
+            match frame.parts.iter().find(|p| p.part == part) {
+                Some(p) => (
+                    tenon_model::Pose {
+                        position: p.position,
+                        quaternion: p.quaternion,
+                    },
+                    p.velocity,
+                    p.angular_velocity.map(|w| w / per_radian),
+                ),
+                None => (
+                    m.placement_of(part).unwrap_or(tenon_model::Pose::IDENTITY),
+                    [0.0; 3],
+                    [0.0; 3],
+                ),
+            }
+        };
+        self.tracked
+            .iter_mut()
+            .map(|t| {
+                let (pi, vi, wi) = motion(t.i.0);
+                let (pj, vj, wj) = motion(t.j.0);
+                let raw = raw_value(t, pi, pj);
+                let (oi, _) = axes(&pi.compose(&t.i.1));
+                let (oj, aj) = axes(&pj.compose(&t.j.1));
+                let z = aj[2];
+                let (value, rate) = match t.coordinate {
+                    tenon_model::Coordinate::Angle => {
+                        let tau = std::f64::consts::TAU;
+                        let value = raw + ((t.last - raw) / tau).round() * tau;
+                        t.last = value;
+                        let relative: [f64; 3] = std::array::from_fn(|k| wi[k] - wj[k]);
+                        (value * per_radian, dot(relative, z) * per_radian)
+                    }
+                    tenon_model::Coordinate::Distance => {
+                        // Velocities of the marker origins, and of z_j (omega_j x z_j).
+                        let arm_i: [f64; 3] = std::array::from_fn(|k| oi[k] - pi.position[k]);
+                        let arm_j: [f64; 3] = std::array::from_fn(|k| oj[k] - pj.position[k]);
+                        let (ci, cj) = (cross(wi, arm_i), cross(wj, arm_j));
+                        let dv: [f64; 3] = std::array::from_fn(|k| vi[k] + ci[k] - vj[k] - cj[k]);
+                        let d: [f64; 3] = std::array::from_fn(|k| oi[k] - oj[k]);
+                        (raw, dot(dv, z) + dot(d, cross(wj, z)))
+                    }
+                };
+                JointFrame {
+                    joint: t.joint,
+                    coordinate: t.coordinate,
+                    value,
+                    rate,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The coordinate's raw value at part poses `pi`, `pj`: the angle of `x_i` from `x_j`
+/// about `z_j` in `(-pi, pi]`, or the distance `(O_i - O_j) . z_j`.
+fn raw_value(t: &Tracked, pi: tenon_model::Pose, pj: tenon_model::Pose) -> f64 {
+    let (oi, ai) = axes(&pi.compose(&t.i.1));
+    let (oj, aj) = axes(&pj.compose(&t.j.1));
+    match t.coordinate {
+        tenon_model::Coordinate::Angle => dot(ai[0], aj[1]).atan2(dot(ai[0], aj[0])),
+        tenon_model::Coordinate::Distance => {
+            let d: [f64; 3] = std::array::from_fn(|k| oi[k] - oj[k]);
+            dot(d, aj[2])
         }
     }
 }

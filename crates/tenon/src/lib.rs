@@ -77,7 +77,7 @@ mod report;
 
 pub use error::Error;
 pub use kinematics::{
-    Event, EventKind, Frame, Frames, PartFrame, RunSettings, Trajectory, DEFAULT_END,
+    Event, EventKind, Frame, Frames, JointFrame, PartFrame, RunSettings, Trajectory, DEFAULT_END,
     DEFAULT_STEPS, MAX_STEPS,
 };
 pub use mechanism::{load, load_with, LoadOptions, Mechanism, MAX_INPUT_BYTES};

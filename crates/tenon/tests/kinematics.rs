@@ -419,3 +419,57 @@ fn coupling_speed_ratios_are_exact() {
         assert!(worst < 1e-12, "{name}: {worst:.1e}");
     }
 }
+
+/// Joint coordinates in frames: the crank's angle is its motion (40 + 360 t degrees,
+/// rate 360), the bore's distance is the piston's x with the piston's speed as its rate,
+/// and a screw's angle counts its ten turns.
+#[test]
+fn joint_coordinates_and_rates_follow_the_parts() {
+    let mut m = Mechanism::from_json(&fixture_text("slider-crank.json"), Some("s.json")).unwrap();
+    let run = m
+        .kinematics(RunSettings::new(0.0, 1.0, 0.01, None).unwrap())
+        .unwrap();
+    let piston = m
+        .model()
+        .parts()
+        .filter(|(_, p)| !p.grounded)
+        .position(|(_, p)| p.id == "piston")
+        .unwrap();
+    for f in &run.frames {
+        let find = |id: &str| {
+            *f.joints
+                .iter()
+                .find(|j| m.joint_id(j.joint) == Some(id))
+                .unwrap()
+        };
+        let crank = find("main-bearing");
+        assert!(
+            (crank.value - (40.0 + 360.0 * f.time)).abs() < 1e-8,
+            "{crank:?} at {}",
+            f.time
+        );
+        assert!((crank.rate - 360.0).abs() < 1e-7, "{crank:?}");
+        let bore = find("bore");
+        assert!((bore.value - f.parts[piston].position[0]).abs() < 1e-9);
+        assert!((bore.rate - f.parts[piston].velocity[0]).abs() < 1e-9 * (1.0 + bore.rate.abs()));
+    }
+    let mut m = Mechanism::from_json(&fixture_text("screw-jack.json"), Some("j.json")).unwrap();
+    let run = m
+        .kinematics(RunSettings::new(0.0, 1.0, 0.001, Some(0.01)).unwrap())
+        .unwrap();
+    let last = run.frames.last().unwrap();
+    let thread = last
+        .joints
+        .iter()
+        .find(|j| j.coordinate == tenon::Coordinate::Angle)
+        .unwrap();
+    let first = run.frames[0]
+        .joints
+        .iter()
+        .find(|j| j.coordinate == tenon::Coordinate::Angle)
+        .unwrap();
+    assert!(
+        (thread.value - first.value - 3600.0).abs() < 1e-6,
+        "{first:?} -> {thread:?}"
+    );
+}
