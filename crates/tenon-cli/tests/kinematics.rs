@@ -47,7 +47,7 @@ fn csv_and_json_trajectories_parse_back_with_the_spec_columns() {
     assert_eq!(&header[1..4], ["crank.x", "crank.y", "crank.z"]);
     assert_eq!(header[19], "crank.alphaz");
     assert_eq!(*header.last().unwrap(), "max_residual");
-X
+    // Parts, then joints with a coordinate: three revolutes' angles and the bore's
     // distance, each with its rate.
     assert_eq!(header.len(), 1 + 3 * 19 + 2 * 4 + 1);
     assert!(header.contains(&"main-bearing.angle_rate") && header.contains(&"bore.distance"));
