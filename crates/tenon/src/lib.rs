@@ -85,10 +85,10 @@ pub use report::{ClusterReport, Constraint, Grounding, Phase, Report, Unsatisfie
 
 // The model: what a host builds in code, and what reports refer to.
 pub use tenon_model::{
-    read_asmt, read_json, write_json, Assembly, CamProfile, Coordinate, Field, Forces, Joint,
-    JointKey, JointType, Limits, Load, MarkerRef, MarkerSpec, Mass, ModelError,
-    Motion as DrivenMotion, Parameter, Part, PartKey, Place, Placement, Pose, Range, Rotation,
-    Scalar, Simulation, Spring, Units,
+    read_asmt, read_asmt_time_series, read_json, write_json, AsmtTimeSeries, Assembly, CamProfile,
+    Coordinate, Field, Forces, Joint, JointKey, JointType, Limits, Load, MarkerRef, MarkerSpec,
+    Mass, ModelError, Motion as DrivenMotion, Parameter, Part, PartKey, Place, Placement, Pose,
+    Range, Rotation, Scalar, Simulation, Spring, Units,
 };
 // The solver's options and diagnosis types.
 pub use tenon_solve::{
