@@ -473,3 +473,158 @@ fn joint_coordinates_and_rates_follow_the_parts() {
         "{first:?} -> {thread:?}"
     );
 }
+
+/// The 6-axis arm with every joint driven at its own constant rate: the gripper's
+/// velocity, acceleration, angular velocity and angular acceleration against the
+/// serial-chain formulas, evaluated from the frame's joint axes and pivots (world `z_k`
+/// and `p_k` from the parts' poses):
+/// `omega = sum_k w_k z_k`, `v = sum_k w_k z_k x (p - p_k)`,
+/// `alpha = sum_k w_k (Omega_(k-1) x z_k)`,
+/// `a = sum_k w_k [(Omega_(k-1) x z_k) x (p - p_k) + z_k x (v - v_k)]`, with
+/// `Omega_(k-1)` the angular velocity of the link before joint k and `v_k` the velocity
+/// of its pivot. Every frame to 1e-9 relative.
+#[test]
+fn a_six_axis_arm_matches_the_serial_chain_formulas() {
+    let text = fixture_text("robot-arm.json");
+    let mut m = Mechanism::from_json(&text, Some("robot-arm.json")).unwrap();
+    let start = m
+        .kinematics(RunSettings::new(0.0, 0.0, 0.1, None).unwrap())
+        .unwrap();
+    let angle = |id: &str| {
+        start.frames[0]
+            .joints
+            .iter()
+            .find(|j| m.joint_id(j.joint) == Some(id))
+            .unwrap()
+            .value
+    };
+    let rates = [90.0, -60.0, 45.0, 120.0, -30.0, 75.0];
+    let motions: Vec<String> = (0..6)
+        .map(|k| {
+            let id = format!("axis{}", k + 1);
+            format!(
+                r#"{{ "joint": "{id}", "angle": "{} + {} * t" }}"#,
+                angle(&id),
+                rates[k]
+            )
+        })
+        .collect();
+    let cut = text.find("\"motions\"").unwrap();
+    let end = cut + text[cut..].find(']').unwrap() + 1;
+    let driven = format!(
+        "{}\"motions\": [{}]{}",
+        &text[..cut],
+        motions.join(", "),
+        &text[end..]
+    );
+    let mut m = Mechanism::from_json(&driven, Some("arm.json")).unwrap();
+    let run = m
+        .kinematics(RunSettings::new(0.0, 1.0, 0.01, None).unwrap())
+        .unwrap();
+    assert!(run.completed, "{:?}", run.events);
+    assert!(run
+        .events
+        .iter()
+        .all(|e| e.kind != tenon::EventKind::Undriven));
+    let model = m.model().clone();
+    let free: Vec<String> = model
+        .parts()
+        .filter(|(_, p)| !p.grounded)
+        .map(|(_, p)| p.id.clone())
+        .collect();
+    let index = |id: &str| free.iter().position(|p| p == id).unwrap();
+    let cross = |a: [f64; 3], b: [f64; 3]| {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    };
+    let w: Vec<f64> = rates.iter().map(|r: &f64| r.to_radians()).collect();
+    let (mut worst_v, mut worst_a) = (0.0f64, 0.0f64);
+    for f in &run.frames {
+        // Joint k's axis and pivot: marker j of axis k on the link before, in the world.
+        let pose_of = |id: &str| -> tenon::Pose {
+            match free.iter().position(|p| p == id) {
+                Some(k) => tenon::Pose {
+                    position: f.parts[k].position,
+                    quaternion: f.parts[k].quaternion,
+                },
+                None => m.placement(id).unwrap(),
+            }
+        };
+        let mut z = Vec::new();
+        let mut p = Vec::new();
+        for k in 0..6 {
+            let joint = model
+                .joint(model.joint_by_id(&format!("axis{}", k + 1)).unwrap())
+                .unwrap();
+            let parent = model.part(joint.j.part).unwrap();
+            let tenon::MarkerSpec::Named(name) = &joint.j.marker else {
+                panic!()
+            };
+            let local = parent
+                .marker(name)
+                .unwrap()
+                .numbers(model.parameter_values(), model.units())
+                .unwrap();
+            let world = pose_of(&parent.id).compose(&local);
+            let r = world.matrix();
+            z.push([r[0][2], r[1][2], r[2][2]]);
+            p.push(world.position);
+        }
+        let tool = &f.parts[index("gripper")];
+        let at = tool.position;
+        let mut omega = [0.0; 3];
+        let mut v = [0.0; 3];
+        let mut pivot_v: Vec<[f64; 3]> = Vec::new();
+        let mut omega_before: Vec<[f64; 3]> = Vec::new();
+        for k in 0..6 {
+            // The pivot's velocity and the link's angular velocity before joint k.
+            let mut vk = [0.0; 3];
+            for mm in 0..k {
+                let arm: [f64; 3] = std::array::from_fn(|c| p[k][c] - p[mm][c]);
+                let t = cross(z[mm], arm);
+                for c in 0..3 {
+                    vk[c] += w[mm] * t[c];
+                }
+            }
+            pivot_v.push(vk);
+            omega_before.push(omega);
+            let arm: [f64; 3] = std::array::from_fn(|c| at[c] - p[k][c]);
+            let t = cross(z[k], arm);
+            for c in 0..3 {
+                v[c] += w[k] * t[c];
+                omega[c] += w[k] * z[k][c];
+            }
+        }
+        let mut a = [0.0; 3];
+        let mut alpha = [0.0; 3];
+        for k in 0..6 {
+            let dz = cross(omega_before[k], z[k]);
+            let arm: [f64; 3] = std::array::from_fn(|c| at[c] - p[k][c]);
+            let rel: [f64; 3] = std::array::from_fn(|c| v[c] - pivot_v[k][c]);
+            let (t1, t2) = (cross(dz, arm), cross(z[k], rel));
+            for c in 0..3 {
+                a[c] += w[k] * (t1[c] + t2[c]);
+                alpha[c] += w[k] * dz[c];
+            }
+        }
+        let norm = |x: [f64; 3]| x.iter().map(|c| c * c).sum::<f64>().sqrt();
+        let (vs, as_) = (norm(v).max(1.0), norm(a).max(1.0));
+        for c in 0..3 {
+            worst_v = worst_v
+                .max((tool.velocity[c] - v[c]).abs() / vs)
+                .max((tool.angular_velocity[c].to_radians() - omega[c]).abs() / norm(omega));
+            worst_a = worst_a.max((tool.acceleration[c] - a[c]).abs() / as_).max(
+                (tool.angular_acceleration[c].to_radians() - alpha[c]).abs()
+                    / norm(alpha).max(1e-9),
+            );
+        }
+    }
+    eprintln!("six-axis arm: velocity {worst_v:.1e}, acceleration {worst_a:.1e}");
+    assert!(
+        worst_v < 1e-9 && worst_a < 1e-9,
+        "velocity {worst_v:.1e}, acceleration {worst_a:.1e}"
+    );
+}
