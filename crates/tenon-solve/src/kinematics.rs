@@ -19,6 +19,11 @@ use crate::{column_weights, solve, takes_part, Problem, SolveError, SolveOptions
 
 /// Refinement rounds after the regularised solve of the rates.
 const REFINEMENTS: usize = 2;
+/// A fall of the rates' normal matrix's determinant by this factor since the first
+/// frame has its rank checked again.
+const SINGULAR_DROP: f64 = 1e8;
+/// Chord steps tried on a predicted frame before the full solve.
+const MAX_CHORD_STEPS: usize = 6;
 
 /// One frame of a run: the state (as a solve's), the tangent velocity and acceleration
 /// (6 per free part: linear then angular, world frame; one per extra unknown), and the
@@ -93,6 +98,8 @@ pub struct KinematicRun {
     acceleration: Vec<f64>,
     time: f64,
     rank: Option<usize>,
+    /// `ln det` of the first frame's normal matrix (dense runs).
+    log_det: Option<f64>,
     singular: bool,
 }
 
@@ -131,6 +138,7 @@ impl KinematicRun {
             acceleration: vec![0.0; dimension],
             time,
             rank: None,
+            log_det: None,
             singular: false,
         })
     }
@@ -162,7 +170,23 @@ impl KinematicRun {
         if let Some(t) = params.get_mut(system.time().index()) {
             *t = time;
         }
-        let report = solve(problem, &mut state, &mut params, self.options)?;
+        // From a good prediction, chord steps with the last frame's Jacobian usually
+        // finish the frame; else (or with joint limits to watch) the full solve.
+        let chord = if h != 0.0 && system.limits().is_empty() {
+            self.chord(problem, &mut state, &mut params)?
+        } else {
+            None
+        };
+        let report = match chord {
+            Some(largest) => crate::SolveReport {
+                converged: true,
+                max_residual: largest,
+                clusters: Vec::new(),
+                unsatisfied: Vec::new(),
+                flipped: Vec::new(),
+            },
+            None => solve(problem, &mut state, &mut params, self.options)?,
+        };
         let mut events = Vec::new();
         if !report.converged {
             let mut limited: Vec<JointKey> = report
@@ -222,6 +246,7 @@ impl KinematicRun {
                 });
             }
             (Some(first), Some(now)) if now >= first => self.singular = false,
+            (Some(_), None) => self.singular = false,
             (None, Some(now)) => {
                 self.rank = rank;
                 let free = system.tangent_dimension().saturating_sub(now);
@@ -255,6 +280,50 @@ impl KinematicRun {
         ))
     }
 
+    /// Corrects a predicted state by chord steps with the last frame's Jacobian (its
+    /// matrix is still filled): `x <- x - J^+ r`, up to [`MAX_CHORD_STEPS`], each to be
+    /// at least four times smaller than the one before. Returns the largest residual when
+    /// they converge; else puts the prediction back and returns `None`.
+    fn chord(
+        &mut self,
+        problem: &Problem<'_>,
+        state: &mut [f64],
+        params: &mut [f64],
+    ) -> Result<Option<f64>, SolveError> {
+        let system = problem.system;
+        let Some(matrix) = self.matrix.as_ref() else {
+            return Ok(None);
+        };
+        let predicted = (state.to_vec(), params.to_vec());
+        let factored = matrix.factor()?;
+        let steps = factored.regularized(0.0, 1e-6)?;
+        let mut last = f64::INFINITY;
+        for _ in 0..MAX_CHORD_STEPS {
+            let all = system.residuals(problem.compiled, state, params)?;
+            let r: Vec<f64> = self
+                .rows
+                .iter()
+                .map(|&k| all.get(k).copied().unwrap_or(0.0))
+                .collect();
+            let largest = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            if !largest.is_finite() || largest > 0.25 * last {
+                break;
+            }
+            if largest <= self.options.tolerance {
+                return Ok(Some(largest));
+            }
+            last = largest;
+            let dy = steps.solve(&r);
+            let delta: Vec<f64> = dy.iter().zip(&self.weights).map(|(d, w)| -d / w).collect();
+            let before = state.to_vec();
+            system.retract(state, &delta)?;
+            system.update_turns(problem.compiled, &before, state, params)?;
+        }
+        state.copy_from_slice(&predicted.0);
+        params.copy_from_slice(&predicted.1);
+        Ok(None)
+    }
+
     /// The parameters of the current frame (time and turn counters set).
     pub fn params(&self) -> &[f64] {
         &self.params
@@ -285,13 +354,21 @@ impl KinematicRun {
             .get_or_insert_with(|| StepMatrix::new(rows, dimension, dense_columns));
         matrix.fill(&jac, &col_of, &self.weights);
         let factored = matrix.factor()?;
-        // The rank (a singular value decomposition) where the matrix is dense and small;
-        // a large run is not watched for singular positions (said in the docs).
-        let rank = match factored {
-            crate::linalg::Factored::Dense(_) => factored.rank(),
-            crate::linalg::Factored::Sparse(_) => None,
-        };
         let steps = factored.regularized(0.0, 1e-6)?;
+        // The rank (a rank-revealing QR) where the matrix is dense: at the first frame,
+        // and again only when the normal matrix's determinant has fallen by a factor
+        // SINGULAR_DROP since then (a singular value going to zero); a large (sparse) run
+        // is not watched for singular positions (said in the docs).
+        let log_det = steps.log_det();
+        // `log_det` is only at hand for a dense matrix.
+        let rank = match (log_det, self.log_det) {
+            (Some(_), None) => {
+                self.log_det = log_det;
+                factored.rank()
+            }
+            (Some(now), Some(first)) if now < first - SINGULAR_DROP.ln() => factored.rank(),
+            _ => None,
+        };
         let weights = &self.weights;
         let jac = &jac;
         let solve_refined = |b: &[f64]| -> Vec<f64> {

@@ -182,6 +182,15 @@ pub(crate) enum Steps<'a> {
 }
 
 impl Steps<'_> {
+    /// `ln det(A^T A + mu I)` where it is at hand (dense), to watch for a rank drop
+    /// between factorizations of one pattern without a rank-revealing one each time.
+    pub(crate) fn log_det(&self) -> Option<f64> {
+        match self {
+            Steps::Dense { chol, .. } => Some(chol.log_det()),
+            Steps::Sparse { .. } => None,
+        }
+    }
+
     /// `(A^T A + mu I)^-1 A^T r`.
     pub(crate) fn solve(&self, r: &[f64]) -> Vec<f64> {
         match self {

@@ -162,6 +162,11 @@ pub(crate) struct Cholesky {
 }
 
 impl Cholesky {
+    /// `ln det(L L^T)`: twice the sum of the logarithms of the pivots.
+    pub(crate) fn log_det(&self) -> f64 {
+        (0..self.n).map(|i| 2.0 * self.l[i * self.n + i].ln()).sum()
+    }
+
     /// Solves `L L^T x = b` in place.
     pub(crate) fn solve_in_place(&self, x: &mut [f64]) {
         let (n, l) = (self.n, &self.l);
