@@ -98,19 +98,7 @@ fn run_frames(
     let total = ((settings.end() - settings.start()) / settings.output_step()).ceil() as u64 + 1;
     let began = Instant::now();
     let mut bar: Option<indicatif::ProgressBar> = None;
-    let mut frames = Vec::new();
-    let mut events = Vec::new();
-    let mut completed = true;
-    for item in mechanism.kinematic_frames(settings)? {
-        let (frame, happened) = item?;
-        // A frame where the run stops did not solve: its events are kept, not it.
-        let stops = happened.iter().any(|e| e.kind.stops());
-        events.extend(happened);
-        if stops {
-            completed = false;
-        } else {
-            frames.push(frame);
-        }
+    let trajectory = mechanism.kinematics_with_progress(settings, &mut |frames| {
         if bar.is_none() && began.elapsed() > PROGRESS_AFTER {
             let b = indicatif::ProgressBar::with_draw_target(
                 Some(total),
@@ -124,18 +112,13 @@ fn run_frames(
             bar = Some(b);
         }
         if let Some(b) = &bar {
-            b.set_position(frames.len() as u64);
+            b.set_position(frames as u64);
         }
-    }
+    });
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    Ok(Trajectory {
-        frames,
-        events,
-        completed,
-        settings,
-    })
+    trajectory
 }
 
 fn part_id(m: &Mechanism, k: tenon::PartKey) -> String {

@@ -2,18 +2,9 @@
 //! the spec says, exit codes as for `solve`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn tenon() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tenon"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(name)
-}
+use common::{fixture, tenon};
 
 #[test]
 fn csv_and_json_trajectories_parse_back_with_the_spec_columns() {

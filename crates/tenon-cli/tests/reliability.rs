@@ -6,17 +6,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
-use std::process::Command;
 
-fn tenon() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tenon"))
-}
+mod common;
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(name)
-}
+use common::{fixture, tenon};
 
 /// A gear pair whose pinion radius is a parameter.
 fn gears_with_parameter(dir: &std::path::Path) -> PathBuf {

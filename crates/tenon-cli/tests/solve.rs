@@ -1,18 +1,9 @@
 //! `tenon solve`: reports, exit statuses, --set, -o.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn tenon() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tenon"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(name)
-}
+use common::{fixture, tenon};
 
 /// A pendulum pinned to ground whose tip must also sit `L` from the pivot's marker.
 const ROD: &str = r#"{ "format": "tenon-assembly", "version": 1, "parameters": { "L": 100 },

@@ -295,6 +295,16 @@ impl Mechanism {
     /// Runs the motions over `settings`' times and returns every reported frame. The
     /// mechanism itself does not move.
     pub fn kinematics(&mut self, settings: RunSettings) -> Result<Trajectory, Error> {
+        self.kinematics_with_progress(settings, &mut |_| {})
+    }
+
+    /// [`kinematics`](Self::kinematics), calling `progress` with the number of frames
+    /// kept so far after each step reported (for a progress bar).
+    pub fn kinematics_with_progress(
+        &mut self,
+        settings: RunSettings,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<Trajectory, Error> {
         let mut frames = Vec::new();
         let mut events = Vec::new();
         let mut completed = true;
@@ -308,6 +318,7 @@ impl Mechanism {
             } else {
                 frames.push(frame);
             }
+            progress(frames.len());
         }
         Ok(Trajectory {
             frames,

@@ -13,18 +13,18 @@ const CONFLICTING: [&str; 4] = [
     "dxfmotion.asmt",
 ];
 
-#[test]
-fn every_corpus_file_without_conflicts_solves_from_its_loaded_pose() {
+/// The corpus's `.asmt` files, sorted; `None` (said past the harness's capture, under
+/// `label`) in a bare clone, where `../shared/external` is not beside the project.
+fn corpus_paths(label: &str) -> Option<Vec<std::path::PathBuf>> {
     use std::io::Write;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/external/ondsel-asmt");
     if !dir.is_dir() {
-        // A bare clone: say so past the harness's capture.
         let _ = writeln!(
             std::io::stderr(),
-            "corpus: 0 external corpus files covered (../shared/external is not beside the project)"
+            "{label}: 0 external corpus files covered (../shared/external is not beside the project)"
         );
-        return;
+        return None;
     }
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -32,6 +32,15 @@ fn every_corpus_file_without_conflicts_solves_from_its_loaded_pose() {
         .filter(|p| p.extension().is_some_and(|e| e == "asmt"))
         .collect();
     paths.sort();
+    Some(paths)
+}
+
+#[test]
+fn every_corpus_file_without_conflicts_solves_from_its_loaded_pose() {
+    use std::io::Write;
+    let Some(paths) = corpus_paths("corpus") else {
+        return;
+    };
     assert_eq!(paths.len(), 37);
     let _ = writeln!(
         std::io::stderr(),
@@ -78,19 +87,10 @@ const FRAMES_MATCH: [&str; 5] = [
 #[test]
 fn kinematic_runs_match_the_saved_frames_of_the_corpus() {
     use std::io::Write;
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/external/ondsel-asmt");
     let mut err = std::io::stderr();
-    if !dir.is_dir() {
-        let _ = writeln!(err, "corpus frames: 0 external corpus files covered (../shared/external is not beside the project)");
+    let Some(paths) = corpus_paths("corpus frames") else {
         return;
-    }
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "asmt"))
-        .collect();
-    paths.sort();
+    };
     let mut covered = 0;
     for path in paths {
         let text = std::fs::read_to_string(&path).unwrap();

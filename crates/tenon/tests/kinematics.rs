@@ -217,15 +217,21 @@ fn a_piston_driven_past_dead_centre_stops_the_run_with_an_event() {
     assert!(run.frames.iter().all(|f| f.max_residual < 1e-9));
 }
 
-/// The crank-rocker driven by its crank runs two whole turns through the rocker's
-/// extremes (where the rocker stops and turns back) without an event that stops it.
-#[test]
-fn a_crank_rocker_runs_through_the_rockers_extremes() {
+/// The four-bar fixture run two crank turns at 1 degree steps.
+fn four_bar_two_turns() -> (Mechanism, tenon::Trajectory) {
     let mut m =
         Mechanism::from_json(&fixture_text("four-bar.json"), Some("four-bar.json")).unwrap();
     let run = m
         .kinematics(RunSettings::new(0.0, 2.0, 1.0 / 360.0, None).unwrap())
         .unwrap();
+    (m, run)
+}
+
+/// The crank-rocker driven by its crank runs two whole turns through the rocker's
+/// extremes (where the rocker stops and turns back) without an event that stops it.
+#[test]
+fn a_crank_rocker_runs_through_the_rockers_extremes() {
+    let (m, run) = four_bar_two_turns();
     assert!(run.completed, "{:?}", run.events);
     assert_eq!(run.frames.len(), 721);
     // The rocker's angular velocity changes sign (its extremes) four times in two turns.
@@ -272,11 +278,7 @@ fn a_joint_limit_reached_stops_the_run() {
 /// angular velocity and angular acceleration to 1e-9 relative of their scales.
 #[test]
 fn four_bar_rocker_follows_an_independent_loop_closure() {
-    let mut m =
-        Mechanism::from_json(&fixture_text("four-bar.json"), Some("four-bar.json")).unwrap();
-    let run = m
-        .kinematics(RunSettings::new(0.0, 2.0, 1.0 / 360.0, None).unwrap())
-        .unwrap();
+    let (m, run) = four_bar_two_turns();
     assert!(run.completed);
     let rocker = m
         .model()
