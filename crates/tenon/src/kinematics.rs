@@ -292,6 +292,18 @@ impl Mechanism {
         })
     }
 
+    /// The frame at `time` alone, on demand (a host scrubbing a timeline): the motions
+    /// at `time` solved from the current pose, then the rates there. Its events say
+    /// whether it solved. The mechanism itself does not move.
+    pub fn kinematic_frame_at(&mut self, time: f64) -> Result<(Frame, Vec<Event>), Error> {
+        let settings = RunSettings::new(time, time, 1.0, None)?;
+        let mut frames = self.kinematic_frames(settings)?;
+        match frames.next() {
+            Some(item) => item,
+            None => Err(Error::BadRun(format!("no frame at t = {time}"))),
+        }
+    }
+
     /// Runs the motions over `settings`' times and returns every reported frame. The
     /// mechanism itself does not move.
     pub fn kinematics(&mut self, settings: RunSettings) -> Result<Trajectory, Error> {

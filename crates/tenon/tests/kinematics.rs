@@ -630,3 +630,27 @@ fn a_six_axis_arm_matches_the_serial_chain_formulas() {
         "velocity {worst_v:.1e}, acceleration {worst_a:.1e}"
     );
 }
+
+/// One frame on demand (a host scrubbing a timeline) equals the same time's frame of a
+/// run, to the solver's tolerance.
+#[test]
+fn a_frame_on_demand_matches_the_runs() {
+    let mut m = Mechanism::from_json(&fixture_text("slider-crank.json"), Some("s.json")).unwrap();
+    let run = m
+        .kinematics(RunSettings::new(0.0, 0.5, 0.01, None).unwrap())
+        .unwrap();
+    let (alone, events) = m.kinematic_frame_at(0.37).unwrap();
+    assert!(events.iter().all(|e| !e.kind.stops()), "{events:?}");
+    let in_run = run
+        .frames
+        .iter()
+        .find(|f| (f.time - 0.37).abs() < 1e-12)
+        .unwrap();
+    for (a, b) in alone.parts.iter().zip(&in_run.parts) {
+        for k in 0..3 {
+            assert!((a.position[k] - b.position[k]).abs() < 1e-8);
+            assert!((a.velocity[k] - b.velocity[k]).abs() < 1e-6);
+            assert!((a.acceleration[k] - b.acceleration[k]).abs() < 1e-4);
+        }
+    }
+}
