@@ -392,46 +392,44 @@ fn client_frame(
     last_quaternions: &mut [[f64; 4]],
     frame: &tenon_solve::KinematicFrame,
 ) -> Frame {
-    {
-        let system = &mechanism.built.system;
-        let per_radian = 1.0 / mechanism.assembly.units().angle.radians();
-        let parts = system
-            .free_parts()
-            .iter()
-            .enumerate()
-            .map(|(k, free)| {
-                let p = STATE_PER_PART * k;
-                let v = TANGENT_PER_PART * k;
-                let at = |x: &[f64], i: usize| x.get(i).copied().unwrap_or(0.0);
-                let mut quaternion = quaternion_at(&frame.state, k);
-                if let Some(last) = last_quaternions.get_mut(k) {
-                    let dot: f64 = (0..4).map(|c| quaternion[c] * last[c]).sum();
-                    if dot < 0.0 {
-                        quaternion = quaternion.map(|c| -c);
-                    }
-                    *last = quaternion;
+    let system = &mechanism.built.system;
+    let per_radian = 1.0 / mechanism.assembly.units().angle.radians();
+    let parts = system
+        .free_parts()
+        .iter()
+        .enumerate()
+        .map(|(k, free)| {
+            let p = STATE_PER_PART * k;
+            let v = TANGENT_PER_PART * k;
+            let at = |x: &[f64], i: usize| x.get(i).copied().unwrap_or(0.0);
+            let mut quaternion = quaternion_at(&frame.state, k);
+            if let Some(last) = last_quaternions.get_mut(k) {
+                let dot: f64 = (0..4).map(|c| quaternion[c] * last[c]).sum();
+                if dot < 0.0 {
+                    quaternion = quaternion.map(|c| -c);
                 }
-                PartFrame {
-                    part: free.part,
-                    position: std::array::from_fn(|c| at(&frame.state, p + c)),
-                    quaternion,
-                    velocity: std::array::from_fn(|c| at(&frame.velocity, v + c)),
-                    angular_velocity: std::array::from_fn(|c| {
-                        at(&frame.velocity, v + 3 + c) * per_radian
-                    }),
-                    acceleration: std::array::from_fn(|c| at(&frame.acceleration, v + c)),
-                    angular_acceleration: std::array::from_fn(|c| {
-                        at(&frame.acceleration, v + 3 + c) * per_radian
-                    }),
-                }
-            })
-            .collect();
-        Frame {
-            time: frame.time,
-            parts,
-            joints: Vec::new(),
-            max_residual: frame.max_residual,
-        }
+                *last = quaternion;
+            }
+            PartFrame {
+                part: free.part,
+                position: std::array::from_fn(|c| at(&frame.state, p + c)),
+                quaternion,
+                velocity: std::array::from_fn(|c| at(&frame.velocity, v + c)),
+                angular_velocity: std::array::from_fn(|c| {
+                    at(&frame.velocity, v + 3 + c) * per_radian
+                }),
+                acceleration: std::array::from_fn(|c| at(&frame.acceleration, v + c)),
+                angular_acceleration: std::array::from_fn(|c| {
+                    at(&frame.acceleration, v + 3 + c) * per_radian
+                }),
+            }
+        })
+        .collect();
+    Frame {
+        time: frame.time,
+        parts,
+        joints: Vec::new(),
+        max_residual: frame.max_residual,
     }
 }
 

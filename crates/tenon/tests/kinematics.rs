@@ -183,6 +183,15 @@ fn fixture_text(name: &str) -> String {
         .1
 }
 
+/// A run that must stop early: the mechanism, the run and the event it stopped at.
+fn stopped_run(text: &str, settings: RunSettings) -> (Mechanism, tenon::Trajectory, tenon::Event) {
+    let mut m = Mechanism::from_json(text, Some("run.json")).unwrap();
+    let run = m.kinematics(settings).unwrap();
+    assert!(!run.completed, "{:?}", run.events);
+    let stop = run.events.iter().find(|e| e.kind.stops()).unwrap().clone();
+    (m, run, stop)
+}
+
 /// The slider-crank driven by its piston (100 mm/s outward from 121.1 mm): the piston
 /// reaches the crank and rod end to end (130 mm) near t = 0.089, where the crank's turn
 /// is no longer determined; past it nothing can hold. The run stops there with an
@@ -199,12 +208,7 @@ fn a_piston_driven_past_dead_centre_stops_the_run_with_an_event() {
         text.contains(r#""joint": "bore""#),
         "the fixture changed shape"
     );
-    let mut m = Mechanism::from_json(&text, Some("piston-driven.json")).unwrap();
-    let run = m
-        .kinematics(RunSettings::new(0.0, 0.2, 0.001, None).unwrap())
-        .unwrap();
-    assert!(!run.completed);
-    let stop = run.events.iter().find(|e| e.kind.stops()).unwrap();
+    let (m, run, stop) = stopped_run(&text, RunSettings::new(0.0, 0.2, 0.001, None).unwrap());
     assert!(stop.time > 0.085 && stop.time < 0.1, "{stop:?}");
     let named: Vec<&str> = stop
         .joints
@@ -258,12 +262,7 @@ fn a_joint_limit_reached_stops_the_run() {
         r#""id": "crank-pivot", "limits": { "angle": [0, 150] },"#,
         1,
     );
-    let mut m = Mechanism::from_json(&text, Some("limited.json")).unwrap();
-    let run = m
-        .kinematics(RunSettings::new(0.0, 1.0, 0.01, None).unwrap())
-        .unwrap();
-    assert!(!run.completed);
-    let stop = run.events.iter().find(|e| e.kind.stops()).unwrap();
+    let (m, _, stop) = stopped_run(&text, RunSettings::new(0.0, 1.0, 0.01, None).unwrap());
     assert_eq!(stop.kind, tenon::EventKind::Limit, "{stop:?}");
     assert_eq!(m.joint_id(stop.joints[0]), Some("crank-pivot"));
     // 60 + 360 t passes 150 degrees at t = 0.25.
