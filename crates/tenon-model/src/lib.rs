@@ -43,7 +43,9 @@ mod placement;
 mod scalar;
 mod validate;
 
-pub use asmt::{read_asmt, read_asmt_time_series, AsmtTimeSeries, ASMT_MATRIX_TOLERANCE};
+pub use asmt::{
+    read_asmt, read_asmt_time_series, AsmtTimeSeries, PartRates, ASMT_MATRIX_TOLERANCE,
+};
 pub use assembly::{
     Assembly, Coordinate, Extra, Forces, JointKey, Load, Mass, Motion, Part, PartKey, Simulation,
     Spring,

@@ -2,7 +2,7 @@
 //! accelerations.
 //!
 //! Each frame at time `t`: the pose is predicted from the last frame (`exp(v h + a h^2 /
-//! 2)` on the manifold), corrected by the same least-change Newton as a solve (with the
+//! 2 + j h^3 / 6)` on the manifold, the jerk `j` from the last two accelerations), corrected by the same least-change Newton as a solve (with the
 //! motions taking part; one or two iterations when the prediction is good), then the
 //! velocities solve `J v = -C_t` and the accelerations `J a = -gamma` with one
 //! factorization of the tangent Jacobian (right-hand sides from
@@ -101,6 +101,8 @@ pub struct KinematicRun {
     /// `ln det` of the first frame's normal matrix (dense runs).
     log_det: Option<f64>,
     singular: bool,
+    /// The step to the current frame and the acceleration before it (for the jerk).
+    previous: Option<(f64, Vec<f64>)>,
 }
 
 /// The equations a run holds: joints, drives and motions.
@@ -140,6 +142,7 @@ impl KinematicRun {
             rank: None,
             log_det: None,
             singular: false,
+            previous: None,
         })
     }
 
@@ -157,11 +160,24 @@ impl KinematicRun {
         let mut state = self.state.clone();
         let mut params = self.params.clone();
         if h != 0.0 {
+            // Taylor to third order, the jerk estimated from the last two frames'
+            // accelerations.
+            let jerk_scale = match self.previous {
+                Some((h_before, _)) if h_before > 0.0 => h * h * h / (6.0 * h_before),
+                _ => 0.0,
+            };
+            let before_acceleration = self.previous.as_ref().map(|(_, a)| a);
             let delta: Vec<f64> = self
                 .velocity
                 .iter()
                 .zip(&self.acceleration)
-                .map(|(v, a)| v * h + 0.5 * a * h * h)
+                .enumerate()
+                .map(|(k, (v, a))| {
+                    let jerk = before_acceleration
+                        .and_then(|b| b.get(k))
+                        .map_or(0.0, |b| (a - b) * jerk_scale);
+                    v * h + 0.5 * a * h * h + jerk
+                })
                 .collect();
             let before = state.clone();
             system.retract(&mut state, &delta)?;
@@ -266,7 +282,8 @@ impl KinematicRun {
         self.state.clone_from(&state);
         self.params = params;
         self.velocity.clone_from(&velocity);
-        self.acceleration.clone_from(&acceleration);
+        let last = std::mem::replace(&mut self.acceleration, acceleration.clone());
+        self.previous = (time != self.time).then_some((time - self.time, last));
         self.time = time;
         Ok((
             KinematicFrame {

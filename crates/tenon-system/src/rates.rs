@@ -129,8 +129,8 @@ impl System {
             velocity_rhs.push(g.neg(c_t));
             acceleration_rhs.push(g.neg(gamma));
         }
-        let velocity_tape = g.compile(&velocity_rhs, &[])?;
-        let acceleration_tape = g.compile(&acceleration_rhs, &[])?;
+        let velocity_tape = g.compile_grouped(&velocity_rhs, &[])?;
+        let acceleration_tape = g.compile_grouped(&acceleration_rhs, &[])?;
         Ok(RateTape {
             velocity_tape,
             acceleration_tape,

@@ -87,8 +87,8 @@ pub use report::{ClusterReport, Constraint, Grounding, Phase, Report, Unsatisfie
 pub use tenon_model::{
     read_asmt, read_asmt_time_series, read_json, write_json, AsmtTimeSeries, Assembly, CamProfile,
     Coordinate, Field, Forces, Joint, JointKey, JointType, Limits, Load, MarkerRef, MarkerSpec,
-    Mass, ModelError, Motion as DrivenMotion, Parameter, Part, PartKey, Place, Placement, Pose,
-    Range, Rotation, Scalar, Simulation, Spring, Units,
+    Mass, ModelError, Motion as DrivenMotion, Parameter, Part, PartKey, PartRates, Place,
+    Placement, Pose, Range, Rotation, Scalar, Simulation, Spring, Units,
 };
 // The solver's options and diagnosis types.
 pub use tenon_solve::{

@@ -61,7 +61,7 @@ mod series;
 mod tree;
 
 use model::pose_placement;
-pub use series::{read_asmt_time_series, AsmtTimeSeries};
+pub use series::{read_asmt_time_series, AsmtTimeSeries, PartRates};
 use tree::{parse_number, Tree};
 
 struct Reader<'t, 'a> {

@@ -1,5 +1,5 @@
 //! The `TimeSeries` block of an `.asmt` file: the poses another solver computed, per
-//! part and frame.
+//! part and frame, and the velocities and accelerations where the file carries them.
 
 use super::tree::parse_number;
 use super::Result;
@@ -13,6 +13,23 @@ pub struct AsmtTimeSeries {
     pub times: Vec<f64>,
     /// Per part (by name): the input pose and one pose per output frame.
     pub parts: Vec<(String, Vec<Pose>)>,
+    /// Per part (by name), where the file has the `VX` .. `AlphaZ` rows: the rates in the
+    /// input column and at each output frame (same indexing as `parts`).
+    pub rates: Vec<(String, Vec<PartRates>)>,
+}
+
+/// A part's rates in a `TimeSeries` frame, world frame: the part origin's velocity and
+/// acceleration, the angular velocity and acceleration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PartRates {
+    /// `VX VY VZ`.
+    pub velocity: [f64; 3],
+    /// `OmegaX OmegaY OmegaZ`.
+    pub angular_velocity: [f64; 3],
+    /// `AX AY AZ`.
+    pub acceleration: [f64; 3],
+    /// `AlphaX AlphaY AlphaZ`.
+    pub angular_acceleration: [f64; 3],
 }
 
 /// Reads the `TimeSeries` block, if the file has one: for each part, the pose as loaded
@@ -28,8 +45,9 @@ pub fn read_asmt_time_series(text: &str) -> Result<Option<AsmtTimeSeries>> {
     }
     let mut times = Vec::new();
     let mut parts: Vec<(String, Vec<Pose>)> = Vec::new();
+    let mut rates: Vec<(String, Vec<PartRates>)> = Vec::new();
     let mut current: Option<PartRows> = None;
-    let finish = |current: Option<PartRows>, parts: &mut Vec<(String, Vec<Pose>)>| {
+    let mut finish = |current: Option<PartRows>, parts: &mut Vec<(String, Vec<Pose>)>| {
         let Some((name, rows)) = current else { return };
         let row = |key: &str| {
             rows.iter()
@@ -50,6 +68,26 @@ pub fn read_asmt_time_series(text: &str) -> Result<Option<AsmtTimeSeries>> {
                 quaternion: bryant_quaternion(a[k], b[k], c[k]),
             })
             .collect();
+        let triple = |keys: [&str; 3]| keys.map(&row);
+        let rows = [
+            triple(["VX", "VY", "VZ"]),
+            triple(["OmegaX", "OmegaY", "OmegaZ"]),
+            triple(["AX", "AY", "AZ"]),
+            triple(["AlphaX", "AlphaY", "AlphaZ"]),
+        ];
+        let m = rows.iter().flatten().map(Vec::len).min().unwrap_or(0);
+        if m > 0 {
+            let at = |r: &[Vec<f64>; 3], k: usize| [r[0][k], r[1][k], r[2][k]];
+            let frames = (0..m)
+                .map(|k| PartRates {
+                    velocity: at(&rows[0], k),
+                    angular_velocity: at(&rows[1], k),
+                    acceleration: at(&rows[2], k),
+                    angular_acceleration: at(&rows[3], k),
+                })
+                .collect();
+            rates.push((name.clone(), frames));
+        }
         parts.push((name, poses));
     };
     for (k, line) in lines {
@@ -97,7 +135,11 @@ pub fn read_asmt_time_series(text: &str) -> Result<Option<AsmtTimeSeries>> {
         }
     }
     finish(current, &mut parts);
-    Ok(Some(AsmtTimeSeries { times, parts }))
+    Ok(Some(AsmtTimeSeries {
+        times,
+        parts,
+        rates,
+    }))
 }
 
 /// A part's name and its named rows of numbers in a `TimeSeries` block.
