@@ -14,7 +14,8 @@
 //! ```
 //!
 //! Built in: the constant `pi` and the functions `sqrt sin cos tan asin acos atan atan2
-//! abs min max exp ln` (`min`/`max` take two or more arguments). Trigonometric
+//! abs sign min max exp ln` (`min`/`max` take two or more arguments; `sign` is -1, 0 or
+//! 1, an extension of the spec's list that `.asmt` step functions need). Trigonometric
 //! functions take and return the angle unit of [`ParseOptions`]. Every other name is
 //! looked up by the caller's resolver (parameters, the time `t` in motions).
 //!
@@ -65,6 +66,7 @@ const FUNCTIONS: &[(&str, Func)] = &[
     ("atan", Func::Atan),
     ("atan2", Func::Atan2),
     ("abs", Func::Unary(Unary::Abs)),
+    ("sign", Func::Unary(Unary::Sign)),
     ("min", Func::Min),
     ("max", Func::Max),
     ("exp", Func::Unary(Unary::Exp)),

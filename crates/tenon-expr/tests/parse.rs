@@ -70,6 +70,9 @@ fn every_construct_of_the_grammar_parses() {
     assert_value("atan(1)", PI / 4.0);
     assert_value("atan2(1, -1)", 3.0 * PI / 4.0);
     assert_value("abs(-3.5)", 3.5);
+    assert_value("sign(-3.5)", -1.0);
+    assert_value("sign(0)", 0.0);
+    assert_value("sign(2)", 1.0);
     assert_value("min(3, 1, 2)", 1.0);
     assert_value("max(3, L, 2)", 200.0);
     assert_value("exp(ln(5))", 5.0);

@@ -172,13 +172,13 @@ fn malformed_asmt_names_the_line() {
         ),
         (
             own.replacen("\t\t\t\t\t2.0d*pi*time", "\t\t\t\t\t2.0d*pi*", 1),
-            line_of("RotationalMotion"),
-            "'RotationZ' formula '2.0d*pi*'",
+            line_of("\t\t\t\t\t2.0d*pi*time"),
+            "'RotationZ' formula: expected a number, a name or '(', found the end (character 9: '2.0d*pi*')",
         ),
         (
             own.replacen("\t\t\t\t\t2.0d*pi*time", "\t\t\t\t\t2.0d*dpi*time", 1),
-            line_of("RotationalMotion"),
-            "'RotationZ' formula '2.0d*dpi*time': '2.0*dpi*t': at character 5: unknown name 'dpi'",
+            line_of("\t\t\t\t\t2.0d*pi*time"),
+            "'RotationZ' formula: 'dpi' is not a name OndselSolver's formulas know (time, pi, abs, asin, arcsin, arctan, sin, cos, rampstep, piecewise) (character 6: '2.0d*dpi*time')",
         ),
         (
             own.replacen("/Assembly1/Joint1\n", "/Assembly1/Joint9\n", 1),

@@ -653,3 +653,51 @@ fn a_frame_on_demand_matches_the_runs() {
         }
     }
 }
+
+/// A motion written as FreeCAD writes them into `.asmt` files (a quoted comment, `<n>`
+/// line tags, a ramp of `arctan` steps, `d` double markers) and with OndselSolver's
+/// `rampstep` and `piecewise`: a frame at time `t` is where the same mechanism with the
+/// formula's value at `t` as a constant motion solves to.
+#[test]
+fn ondsel_solver_formulas_drive_as_their_values() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/asmt/crank-slider.asmt"
+    ))
+    .unwrap();
+    let original = "2.0d*pi*time";
+    assert!(text.contains(original));
+    let formula = "\"((1/pi)*(arctan(1000*(time - T1)) - arctan(1000*(time - T2))))*H\"<n>((1/pi)*(arctan(1000d*(time - 0)) - arctan(1000*(time - 2))))*(2.0d*pi*time)<n>+<n>rampstep(time, 0.2, 0, 0.6d, 0.5)<n>-<n>piecewise(time, functions(0, 0.1*time, 0.3e0), transitions(0.25, 0.75))";
+    let value = |t: f64| {
+        let steps = (1.0 / std::f64::consts::PI)
+            * ((1000.0 * t).atan() - (1000.0 * (t - 2.0)).atan())
+            * (2.0 * std::f64::consts::PI * t);
+        let ramp = (0.5 * (t - 0.2) / 0.4).clamp(0.0, 0.5);
+        let piece = if t < 0.25 {
+            0.0
+        } else if t < 0.75 {
+            0.1 * t
+        } else {
+            0.3
+        };
+        steps + ramp - piece
+    };
+    let mut driven = Mechanism::from_asmt(&text.replace(original, formula), None).unwrap();
+    for t in [0.1, 0.25, 0.4, 0.75, 0.9] {
+        let (frame, events) = driven.kinematic_frame_at(t).unwrap();
+        assert!(events.iter().all(|e| !e.kind.stops()), "{events:?}");
+        let constant = text.replace(original, &format!("{:e}", value(t)));
+        let mut held = Mechanism::from_asmt(&constant, None).unwrap();
+        let (still, _) = held.kinematic_frame_at(0.0).unwrap();
+        for (p, q) in frame.parts.iter().zip(&still.parts) {
+            for c in 0..3 {
+                assert!(
+                    (p.position[c] - q.position[c]).abs() < 1e-9,
+                    "t = {t}: {:?} vs {:?}",
+                    p.position,
+                    q.position
+                );
+            }
+        }
+    }
+}

@@ -55,6 +55,7 @@ type Result<T> = std::result::Result<T, ModelError>;
 
 mod complete;
 mod curves;
+mod formula;
 mod model;
 mod motion;
 mod series;

@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use super::formula::{ondsel_formula, window};
 use super::tree::parse_number;
 use super::{Reader, Result};
 use crate::assembly::{Assembly, Coordinate, Extra, Motion};
@@ -181,15 +182,25 @@ impl<'a> Reader<'_, 'a> {
     /// An OndselSolver formula in Tenon's syntax, checked to parse and to use no names but
     /// `t` and `pi` (the files have no parameters); `item` is the line named on error.
     pub(super) fn formula(&self, item: usize, key: &str, text: &str) -> Result<String> {
-        let translated = translate_formula(text);
+        // The line the formula itself is on (its key's value), else the item's.
+        let line = self
+            .child(item, key)
+            .and_then(|k| self.kids(k).first().copied())
+            .map_or_else(|| self.line(item), |v| self.line(v));
+        let translated = ondsel_formula(text).map_err(|e| {
+            ModelError::at_line(
+                line,
+                format!(
+                    "'{key}' formula: {} (character {}: '{}')",
+                    e.message,
+                    e.at + 1,
+                    window(text, e.at)
+                ),
+            )
+        })?;
         crate::ParameterValues::default()
             .eval(&Scalar::Expr(translated.clone()), Some(0.0))
-            .map_err(|e| {
-                ModelError::at_line(
-                    self.line(item),
-                    format!("'{key}' formula '{text}': {}", e.message),
-                )
-            })?;
+            .map_err(|e| ModelError::at_line(line, format!("'{key}' formula: {}", e.message)))?;
         Ok(translated)
     }
 
