@@ -14,7 +14,7 @@
 use tenon_model::JointKey;
 use tenon_system::{RateTape, RateWork, System, TangentJacobian};
 
-use crate::linalg::StepMatrix;
+use crate::linalg::{PseudoInverse, StepMatrix};
 use crate::{column_weights, solve, takes_part, Problem, SolveError, SolveOptions};
 
 /// Refinement rounds after the regularised solve of the rates.
@@ -55,9 +55,10 @@ pub enum EventKind {
     /// minimum-norm ones; the run carries on while frames solve.
     Singular,
     /// Said once, at the first frame: freedoms that no motion drives. Their rates are
-    /// the least-norm ones (weighted as a solve weighs steps), and their positions
-    /// follow least change from frame to frame, which agrees with those rates to first
-    /// order in the step.
+    /// the least-norm ones (weighted as a solve weighs steps, computed by the
+    /// pseudo-inverse), their accelerations include the change of those rates along the
+    /// freedoms themselves, and their positions follow the rates (predicted to third
+    /// order, corrected by least change).
     Undriven,
 }
 
@@ -110,6 +111,28 @@ pub fn run_rows(system: &System) -> Vec<usize> {
     (0..system.equations().len())
         .filter(|&k| takes_part(system, k, true))
         .collect()
+}
+
+/// How many freedoms no motion drives at `state` (the tangent dimension less the rank of
+/// the run's equations), where the Jacobian is small enough to be dense; `None` for a
+/// larger one (its rank is not computed).
+pub fn undriven_freedoms(
+    problem: &Problem<'_>,
+    state: &[f64],
+    params: &[f64],
+    options: SolveOptions,
+) -> Result<Option<usize>, SolveError> {
+    let system = problem.system;
+    let dimension = system.tangent_dimension();
+    if dimension > options.dense_columns {
+        return Ok(None);
+    }
+    let rows = run_rows(system);
+    let (_, jac) = system.tangent_jacobian_of_rows(problem.compiled, state, params, &rows)?;
+    let col_of: Vec<usize> = (0..dimension).collect();
+    let mut matrix = StepMatrix::new(rows.len(), dimension, options.dense_columns);
+    matrix.fill(&jac, &col_of, &column_weights(system));
+    Ok(matrix.factor()?.rank().map(|r| dimension.saturating_sub(r)))
 }
 
 impl KinematicRun {
@@ -400,6 +423,17 @@ impl KinematicRun {
             }
             x
         };
+        // Freedoms no motion drives (the Jacobian has a null space): the rates by the
+        // pseudo-inverse, exact where the regularised solve leaves rounding noise along
+        // the null space.
+        let undriven = rank.or(self.rank).is_some_and(|r| r < dimension);
+        if undriven {
+            if let Some(pinv) = factored.pseudo_inverse() {
+                let (velocity, acceleration) =
+                    undriven_rates((rates, &mut self.work), &pinv, (state, params), weights)?;
+                return Ok((velocity, acceleration, rank));
+            }
+        }
         let velocity_rhs = rates.velocity_rhs(&mut self.work, (state, params))?;
         let velocity = solve_refined(velocity_rhs);
         let acceleration_rhs =
@@ -407,6 +441,33 @@ impl KinematicRun {
         let acceleration = solve_refined(acceleration_rhs);
         Ok((velocity, acceleration, rank))
     }
+}
+
+/// Velocities and accelerations where some freedom is driven by no motion, with `A = J
+/// W^-1` (`W` the column weights, `M = W^2` the metric of least change) and its
+/// pseudo-inverse: `v = W^-1 A^+ (-C_t)`, the least-norm velocity, which is `M^-1 J^T
+/// mu` with `mu = (A^+)^T W v`. Along the run `dv/dt = W^-1 (A^+ (-gamma) + (I - A^+ A)
+/// W^-1 (dJ/dt)^T mu)`: the least-norm acceleration plus the change of the velocities
+/// along the freedoms themselves, so that the accelerations are the derivatives of the
+/// velocities (and the predicted poses follow the velocities to third order). Without
+/// the multipliers' rates (not made for large runs) the second term is left out.
+fn undriven_rates(
+    (rates, work): (&RateTape, &mut RateWork),
+    pinv: &PseudoInverse,
+    (state, params): (&[f64], &[f64]),
+    weights: &[f64],
+) -> Result<(Vec<f64>, Vec<f64>), SolveError> {
+    let y = pinv.solve(rates.velocity_rhs(work, (state, params))?);
+    let velocity = scaled(&y, weights);
+    let mut ya = pinv.solve(rates.acceleration_rhs(work, (state, params), &velocity)?);
+    let mu = pinv.transposed_solve(&y);
+    if let Some(rate) = rates.multiplier_rates(work, (state, params), &velocity, &mu)? {
+        let along = pinv.null_part(&scaled(rate, weights));
+        for (a, n) in ya.iter_mut().zip(&along) {
+            *a += n;
+        }
+    }
+    Ok((velocity, scaled(&ya, weights)))
 }
 
 impl std::fmt::Debug for KinematicRun {
@@ -417,6 +478,11 @@ impl std::fmt::Debug for KinematicRun {
             .field("rank", &self.rank)
             .finish_non_exhaustive()
     }
+}
+
+/// `x / w`, component by component.
+fn scaled(x: &[f64], weights: &[f64]) -> Vec<f64> {
+    x.iter().zip(weights).map(|(x, w)| x / w).collect()
 }
 
 /// `b - J x`.

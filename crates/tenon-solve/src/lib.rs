@@ -97,7 +97,9 @@ pub use diagnose::{
     diagnose, ClusterDiagnosis, Conflict, Diagnosis, FreeMotion, Motion, Status, Structure,
     CONSISTENT, DEPENDENT_ROW, DIAGNOSE_COLUMNS, MEASURED_CONFLICTS, WINDOW_COLUMNS,
 };
-pub use kinematics::{run_rows, EventKind, KinematicEvent, KinematicFrame, KinematicRun};
+pub use kinematics::{
+    run_rows, undriven_freedoms, EventKind, KinematicEvent, KinematicFrame, KinematicRun,
+};
 pub use linalg::DENSE_COLUMNS;
 
 /// Default residual tolerance.

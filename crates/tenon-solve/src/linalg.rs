@@ -20,6 +20,7 @@
 mod dense;
 
 use dense::DenseStep;
+pub(crate) use dense::PseudoInverse;
 use faer::linalg::solvers::Solve;
 use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
@@ -134,6 +135,14 @@ impl Factored<'_> {
         match self {
             Factored::Dense(d) => Some(d.rank()),
             Factored::Sparse(s) if s.cols <= RANK_COLUMNS => Some(s.dense_rank()),
+            Factored::Sparse(_) => None,
+        }
+    }
+
+    /// `A`'s pseudo-inverse by a singular value decomposition, where `A` is dense.
+    pub(crate) fn pseudo_inverse(&self) -> Option<PseudoInverse> {
+        match self {
+            Factored::Dense(d) => Some(d.pseudo_inverse()),
             Factored::Sparse(_) => None,
         }
     }

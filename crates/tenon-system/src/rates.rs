@@ -33,11 +33,22 @@ pub struct RateTape {
     velocity_tape: Tape,
     /// `-gamma`.
     acceleration_tape: Tape,
+    /// `d/dt (J^T mu)` along the velocity, per tangent column, for multipliers `mu` (one
+    /// per row); made by [`System::add_multiplier_rates`].
+    multiplier_tape: Option<Tape>,
     rows: usize,
     /// The parameters holding the tangent velocity, in tangent column order.
     velocity: Vec<ParamId>,
+    /// The parameters holding the multipliers, one per row (empty until
+    /// [`System::add_multiplier_rates`]).
+    multipliers: Vec<ParamId>,
+    /// The equations' residuals, one per row.
+    residuals: Vec<ExprId>,
     /// The system's parameter count: velocities follow it in the tape's parameters.
     base_params: usize,
+    /// The state's rate along the velocity, per unknown (expressions in the velocity
+    /// parameters).
+    rate: FxHashMap<VarId, ExprId>,
 }
 
 /// Scratch for evaluating a [`RateTape`]: the extended parameters and the outputs.
@@ -48,6 +59,8 @@ pub struct RateWork {
     params: Vec<f64>,
     velocity_rhs: Vec<f64>,
     acceleration_rhs: Vec<f64>,
+    multiplier_ws: Option<TapeWorkspace>,
+    multiplier_rates: Vec<f64>,
 }
 
 impl System {
@@ -110,6 +123,7 @@ impl System {
         };
         let mut velocity_rhs = Vec::with_capacity(rows.len());
         let mut acceleration_rhs = Vec::with_capacity(rows.len());
+        let mut residuals = Vec::with_capacity(rows.len());
         for &r in rows {
             let Some(eq) = self.equations.get(r) else {
                 return Err(SystemError::WrongLength {
@@ -119,6 +133,7 @@ impl System {
                 });
             };
             let c = eq.residual;
+            residuals.push(c);
             let c_t = g.derivative_param(c, time);
             let c_dot = along(g, c);
             let c_ddot = along(g, c_dot);
@@ -134,10 +149,95 @@ impl System {
         Ok(RateTape {
             velocity_tape,
             acceleration_tape,
+            multiplier_tape: None,
             rows: rows.len(),
             velocity,
+            multipliers: Vec::new(),
+            residuals,
             base_params,
+            rate,
         })
+    }
+
+    /// Adds to `tape` the rate of the transposed tangent Jacobian applied to multipliers
+    /// `mu` (one per row, held fixed): per tangent column `c`, `d/dt (J_T^T mu)_c` along
+    /// the velocity, with `(J_T^T mu)` = `sum_k mu_k dC_k/dp` for a part's position,
+    /// `G(q)^T sum_k mu_k dC_k/dq` for its rotation and `sum_k mu_k dC_k/de` for an extra
+    /// unknown; the time derivative is the directional one of the module documentation
+    /// plus the explicit one in `t`. A run needs it where some freedom is driven by no
+    /// motion: the least-norm velocities `v = M^-1 J^T mu` then change along those
+    /// freedoms by the projection of `M^-1 (dJ/dt)^T mu` (see `tenon-solve`'s
+    /// kinematics).
+    pub fn add_multiplier_rates(&mut self, tape: &mut RateTape) -> Result<(), SystemError> {
+        let multipliers: Vec<ParamId> = (0..tape.rows)
+            .map(|k| self.graph.new_param(format!("multiplier#{k}")))
+            .collect();
+        let g = &mut self.graph;
+        // Per unknown, the terms mu_k dC_k/dx.
+        let mut terms: FxHashMap<VarId, Vec<ExprId>> = FxHashMap::default();
+        for (&c, &mu) in tape.residuals.iter().zip(&multipliers) {
+            let mu = g.param(mu);
+            for x in g.vars_of(c) {
+                let d = g.derivative(c, x);
+                let term = g.mul(mu, d);
+                terms.entry(x).or_default().push(term);
+            }
+        }
+        let gradient_of = |g: &mut tenon_expr::ExprGraph, x: VarId| match terms.get(&x) {
+            Some(t) => g.sum(t),
+            None => g.constant(0.0),
+        };
+        let mut columns = Vec::with_capacity(tape.velocity.len());
+        for part in &self.free_parts {
+            for &x in &part.vars[..3] {
+                columns.push(gradient_of(g, x));
+            }
+            let q: Vec<ExprId> = part.vars[3..STATE_PER_PART]
+                .iter()
+                .map(|&x| g.var(x))
+                .collect();
+            let dq: Vec<ExprId> = part.vars[3..STATE_PER_PART]
+                .iter()
+                .map(|&x| gradient_of(g, x))
+                .collect();
+            let (w, x, y, z) = (q[0], q[1], q[2], q[3]);
+            // G(q)^T dq, G = 1/2 [-x -y -z; w z -y; -z w x; y -x w] (rows w, x, y, z).
+            let g_columns = [
+                [(-1.0, x), (1.0, w), (-1.0, z), (1.0, y)],
+                [(-1.0, y), (1.0, z), (1.0, w), (-1.0, x)],
+                [(-1.0, z), (-1.0, y), (1.0, x), (1.0, w)],
+            ];
+            for column in g_columns {
+                let products: Vec<ExprId> = column
+                    .iter()
+                    .zip(&dq)
+                    .map(|(&(s, qi), &d)| {
+                        let m = g.mul(qi, d);
+                        g.scale(m, 0.5 * s)
+                    })
+                    .collect();
+                columns.push(g.sum(&products));
+            }
+        }
+        for e in &self.extra {
+            columns.push(gradient_of(g, e.var));
+        }
+        let time = self.time;
+        let rate = &tape.rate;
+        let mut outputs = Vec::with_capacity(columns.len());
+        for column in columns {
+            let dirs: Vec<(VarId, ExprId)> = g
+                .vars_of(column)
+                .into_iter()
+                .filter_map(|v| rate.get(&v).map(|&d| (v, d)))
+                .collect();
+            let along = g.directional_derivative(column, &dirs);
+            let explicit = g.derivative_param(column, time);
+            outputs.push(g.add(along, explicit));
+        }
+        tape.multiplier_tape = Some(g.compile_grouped(&outputs, &[])?);
+        tape.multipliers = multipliers;
+        Ok(())
     }
 }
 
@@ -150,7 +250,55 @@ impl RateTape {
             params: Vec::new(),
             velocity_rhs: vec![0.0; self.rows],
             acceleration_rhs: vec![0.0; self.rows],
+            multiplier_ws: self.multiplier_tape.as_ref().map(Tape::workspace),
+            multiplier_rates: vec![0.0; self.velocity.len()],
         }
+    }
+
+    /// Whether [`multiplier_rates`](Self::multiplier_rates) is available.
+    pub fn has_multiplier_rates(&self) -> bool {
+        self.multiplier_tape.is_some()
+    }
+
+    /// `d/dt (J_T^T mu)` per tangent column (see [`System::add_multiplier_rates`]) at
+    /// `state` and `params` with the tangent velocity `velocity` and one multiplier per
+    /// row; `None` if the tape was not made.
+    pub fn multiplier_rates<'w>(
+        &self,
+        work: &'w mut RateWork,
+        (state, params): (&[f64], &[f64]),
+        velocity: &[f64],
+        multipliers: &[f64],
+    ) -> Result<Option<&'w [f64]>, SystemError> {
+        let (Some(tape), Some(ws)) = (self.multiplier_tape.as_ref(), work.multiplier_ws.as_mut())
+        else {
+            return Ok(None);
+        };
+        if multipliers.len() != self.multipliers.len() {
+            return Err(SystemError::WrongLength {
+                what: "multipliers",
+                expected: self.multipliers.len(),
+                actual: multipliers.len(),
+            });
+        }
+        self.set_params(&mut work.params, params, velocity)?;
+        let needed = self
+            .multipliers
+            .iter()
+            .map(|p| p.index() + 1)
+            .max()
+            .unwrap_or(0);
+        if work.params.len() < needed {
+            work.params.resize(needed, 0.0);
+        }
+        for (p, &m) in self.multipliers.iter().zip(multipliers) {
+            if let Some(slot) = work.params.get_mut(p.index()) {
+                *slot = m;
+            }
+        }
+        work.multiplier_rates.resize(self.velocity.len(), 0.0);
+        tape.eval_residuals(ws, state, &work.params, &mut work.multiplier_rates)?;
+        Ok(Some(&work.multiplier_rates))
     }
 
     /// The velocity right-hand side `-C_t` at `state` and `params` (the system's, time
@@ -161,7 +309,7 @@ impl RateTape {
         (state, params): (&[f64], &[f64]),
     ) -> Result<&'w [f64], SystemError> {
         let zero = vec![0.0; self.velocity.len()];
-        self.set_params(work, params, &zero)?;
+        self.set_params(&mut work.params, params, &zero)?;
         work.velocity_rhs.resize(self.rows, 0.0);
         self.velocity_tape.eval_residuals(
             &mut work.velocity_ws,
@@ -180,7 +328,7 @@ impl RateTape {
         (state, params): (&[f64], &[f64]),
         velocity: &[f64],
     ) -> Result<&'w [f64], SystemError> {
-        self.set_params(work, params, velocity)?;
+        self.set_params(&mut work.params, params, velocity)?;
         work.acceleration_rhs.resize(self.rows, 0.0);
         self.acceleration_tape.eval_residuals(
             &mut work.acceleration_ws,
@@ -194,7 +342,7 @@ impl RateTape {
     /// The tapes' parameters: the system's, then the velocity.
     fn set_params(
         &self,
-        work: &mut RateWork,
+        out: &mut Vec<f64>,
         params: &[f64],
         velocity: &[f64],
     ) -> Result<(), SystemError> {
@@ -205,8 +353,8 @@ impl RateTape {
                 actual: params.len() + velocity.len(),
             });
         }
-        work.params.clear();
-        work.params.extend_from_slice(params);
+        out.clear();
+        out.extend_from_slice(params);
         let needed = self
             .velocity
             .iter()
@@ -214,9 +362,9 @@ impl RateTape {
             .max()
             .unwrap_or(0)
             .max(params.len());
-        work.params.resize(needed, 0.0);
+        out.resize(needed, 0.0);
         for (p, &v) in self.velocity.iter().zip(velocity) {
-            if let Some(slot) = work.params.get_mut(p.index()) {
+            if let Some(slot) = out.get_mut(p.index()) {
                 *slot = v;
             }
         }

@@ -239,7 +239,19 @@ impl Mechanism {
     fn rates(&mut self) -> Result<(), Error> {
         if self.built.rates.is_none() {
             let rows = run_rows(&self.built.system);
-            self.built.rates = Some(self.built.system.rates(&rows)?);
+            let mut rates = self.built.system.rates(&rows)?;
+            // Freedoms no motion drives (found where the Jacobian is dense): their
+            // accelerations need the multipliers' rates.
+            let undriven = tenon_solve::undriven_freedoms(
+                &self.problem(),
+                &self.built.state,
+                &self.built.params,
+                self.run_options(),
+            )?;
+            if undriven.is_some_and(|n| n > 0) {
+                self.built.system.add_multiplier_rates(&mut rates)?;
+            }
+            self.built.rates = Some(rates);
             // The stage tapes of solves with the motions taking part.
             let options = self.run_options();
             let Built {

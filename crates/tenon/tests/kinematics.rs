@@ -114,21 +114,9 @@ fn rates_match_central_differences_on_every_fixture_with_motions() {
             "{name}: velocity {worst_v:.1e}, acceleration {worst_a:.1e}"
         ));
         // Freedoms that no motion drives (robot-arm: 5, rssr-four-bar: the coupler's
-        // spin) get least-norm rates while their positions follow least change: the
-        // velocities agree to first order in the step only, and the accelerations lack
-        // the part along those freedoms that keeps the rates least-norm over time (issue
-        // 13 open). Those fixtures are held to the velocities' first-order agreement.
-        let undriven = m
-            .kinematics(RunSettings::new(0.0, 0.0, 0.1, None).unwrap())
-            .unwrap()
-            .events
-            .iter()
-            .any(|e| e.kind == tenon::EventKind::Undriven);
-        let bound = if undriven {
-            (1e-2, f64::INFINITY)
-        } else {
-            (1e-6, 1e-6)
-        };
+        // spin) are held like the rest: their rates are the least-norm ones and their
+        // accelerations carry the change of those along the freedoms.
+        let bound = (1e-6, 1e-6);
         assert!(
             worst_v < bound.0 && worst_a < bound.1,
             "{name}: velocity {worst_v:.1e}, acceleration {worst_a:.1e}"

@@ -121,6 +121,30 @@ impl DenseStep {
         rank(&self.a, self.rows, self.cols)
     }
 
+    /// `A`'s pseudo-inverse by a singular value decomposition (singular values below
+    /// [`RANK_TOLERANCE`] of the largest are zero), for exact least-norm solutions where
+    /// `A` has a null space (a regularised normal solve leaves rounding noise along it).
+    pub(crate) fn pseudo_inverse(&self) -> PseudoInverse {
+        let a = nalgebra::DMatrix::from_column_slice(self.rows, self.cols, &self.a);
+        let svd = a.svd(true, true);
+        let smax = svd.singular_values.iter().fold(0.0f64, |m, &s| m.max(s));
+        let keep: Vec<usize> = (0..svd.singular_values.len())
+            .filter(|&k| svd.singular_values[k] > RANK_TOLERANCE * smax.max(1e-300))
+            .collect();
+        let (u, v_t) = match (svd.u, svd.v_t) {
+            (Some(u), Some(v_t)) => (u, v_t),
+            _ => (
+                nalgebra::DMatrix::zeros(self.rows, 0),
+                nalgebra::DMatrix::zeros(0, self.cols),
+            ),
+        };
+        PseudoInverse {
+            u: u.select_columns(&keep),
+            sigma: keep.iter().map(|&k| svd.singular_values[k]).collect(),
+            v_t: v_t.select_rows(&keep),
+        }
+    }
+
     /// `A^T A + mu I` factored (`mu` raised a hundredfold, up to eight times, while it is
     /// not numerically positive definite).
     pub(crate) fn factor(&self, mu: f64) -> Result<Cholesky, SolveError> {
@@ -214,6 +238,42 @@ fn cholesky_in_place(m: &mut [f64], n: usize) -> bool {
 /// Numerical rank of a column-major `rows` by `cols` matrix: Householder QR with
 /// column pivoting on a copy, counting the diagonal entries of `R` above
 /// [`RANK_TOLERANCE`] times the first (the largest).
+/// `A = U S V^T` restricted to the nonzero singular values: `A^+ = V S^-1 U^T`.
+pub(crate) struct PseudoInverse {
+    u: nalgebra::DMatrix<f64>,
+    sigma: Vec<f64>,
+    v_t: nalgebra::DMatrix<f64>,
+}
+
+impl PseudoInverse {
+    /// `A^+ b` (a column-space vector: the least-norm least-squares solution).
+    pub(crate) fn solve(&self, b: &[f64]) -> Vec<f64> {
+        let b = nalgebra::DVector::from_column_slice(b);
+        let mut c = self.u.tr_mul(&b);
+        for (c, s) in c.iter_mut().zip(&self.sigma) {
+            *c /= s;
+        }
+        self.v_t.tr_mul(&c).iter().copied().collect()
+    }
+
+    /// `(A^+)^T y = U S^-1 V^T y` (a row-space vector).
+    pub(crate) fn transposed_solve(&self, y: &[f64]) -> Vec<f64> {
+        let y = nalgebra::DVector::from_column_slice(y);
+        let mut c = &self.v_t * y;
+        for (c, s) in c.iter_mut().zip(&self.sigma) {
+            *c /= s;
+        }
+        (&self.u * c).iter().copied().collect()
+    }
+
+    /// `(I - A^+ A) u = u - V V^T u`: `u`'s part in the null space of `A`.
+    pub(crate) fn null_part(&self, u: &[f64]) -> Vec<f64> {
+        let u = nalgebra::DVector::from_column_slice(u);
+        let along = self.v_t.tr_mul(&(&self.v_t * &u));
+        (u - along).iter().copied().collect()
+    }
+}
+
 pub(crate) fn rank(m: &[f64], rows: usize, cols: usize) -> usize {
     let mut a = m.to_vec();
     // What is left of each column below the rows done, squared: downdated after each
