@@ -486,9 +486,11 @@ pub fn drag(
                 .map(|k| DVector::from_fn(n, |i, _| if i == k { 1.0 } else { 0.0 }))
                 .collect()
         } else {
-            let svd = j.svd(false, true);
+            let Some(svd) = linalg::thin_svd(&j) else {
+                break;
+            };
             let smax = svd.singular_values.iter().fold(0.0f64, |m, &s| m.max(s));
-            let Some(vt) = svd.v_t else { break };
+            let vt = svd.v_t;
             let rank = svd
                 .singular_values
                 .iter()
@@ -496,7 +498,7 @@ pub fn drag(
                 .count();
             // Rows of v_t past the rank (and the non-pivoted rest) span the null space.
             let mut b: Vec<DVector<f64>> = Vec::new();
-            let sv: Vec<f64> = svd.singular_values.iter().copied().collect();
+            let sv: Vec<f64> = svd.singular_values.to_vec();
             for k in 0..vt.nrows() {
                 if sv
                     .get(k)
@@ -524,10 +526,10 @@ pub fn drag(
         if !linalg::all_finite(np.iter().chain(&wish)) {
             break;
         }
-        let svd = np.svd(true, true);
-        let c = svd
-            .solve(&DVector::from_vec(wish.clone()), 1e-12)
-            .unwrap_or_else(|_| DVector::zeros(k));
+        let c = linalg::thin_svd(&np).map_or_else(
+            || DVector::zeros(k),
+            |svd| svd.solve(&DVector::from_vec(wish.clone()), 1e-12),
+        );
         let mut step = DVector::zeros(n);
         for (i, b) in basis.iter().enumerate() {
             step += b * c[i];

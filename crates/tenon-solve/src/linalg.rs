@@ -25,7 +25,7 @@ use faer::linalg::solvers::Solve;
 use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
 use faer::{Mat, Side};
-use nalgebra::DVector;
+use nalgebra::{DMatrix, DVector};
 use tenon_system::TangentJacobian;
 
 use crate::SolveError;
@@ -456,4 +456,44 @@ impl SparseNormal {
 /// to a factorization or an SVD (nalgebra's panics on one), the caller stops instead.
 pub(crate) fn all_finite<'a>(values: impl IntoIterator<Item = &'a f64>) -> bool {
     values.into_iter().all(|x| x.is_finite())
+}
+
+/// A thin singular value decomposition `M = U diag(s) V^T` (`k = min(rows, columns)`
+/// singular values, descending). Computed by faer: nalgebra's (0.33) occasionally
+/// returns factors that do not recompose the matrix (dimforge/nalgebra#1172; met on an
+/// 11 x 12 Jacobian, off by 2.5e-4).
+pub(crate) struct ThinSvd {
+    pub(crate) u: DMatrix<f64>,
+    pub(crate) singular_values: Vec<f64>,
+    pub(crate) v_t: DMatrix<f64>,
+}
+
+/// The thin SVD of `m`, or `None` if it does not converge (or `m` is not finite).
+pub(crate) fn thin_svd(m: &DMatrix<f64>) -> Option<ThinSvd> {
+    let (rows, cols) = m.shape();
+    if !all_finite(m.iter()) {
+        return None;
+    }
+    let a = Mat::<f64>::from_fn(rows, cols, |r, c| m[(r, c)]);
+    let svd = a.thin_svd().ok()?;
+    let s = svd.S().column_vector();
+    let (u, v) = (svd.U(), svd.V());
+    let k = s.nrows();
+    Some(ThinSvd {
+        u: DMatrix::from_fn(rows, k, |r, c| u[(r, c)]),
+        singular_values: (0..k).map(|i| s[i]).collect(),
+        v_t: DMatrix::from_fn(k, cols, |r, c| v[(c, r)]),
+    })
+}
+
+impl ThinSvd {
+    /// The least-norm least-squares solution of `M x = b`, singular values at or below
+    /// `eps` taken as zero.
+    pub(crate) fn solve(&self, b: &DVector<f64>, eps: f64) -> DVector<f64> {
+        let mut c = self.u.tr_mul(b);
+        for (c, &s) in c.iter_mut().zip(&self.singular_values) {
+            *c = if s > eps { *c / s } else { 0.0 };
+        }
+        self.v_t.tr_mul(&c)
+    }
 }

@@ -49,8 +49,7 @@ fn column_space(m: &DMatrix<f64>) -> Vec<DVector<f64>> {
     if m.ncols() == 0 || !crate::linalg::all_finite(m.iter()) {
         return Vec::new();
     }
-    let svd = m.clone().svd(false, true);
-    let Some(vt) = svd.v_t else {
+    let Some(svd) = crate::linalg::thin_svd(m) else {
         return Vec::new();
     };
     let smax = svd.singular_values.iter().fold(0.0f64, |a, &s| a.max(s));
@@ -58,7 +57,7 @@ fn column_space(m: &DMatrix<f64>) -> Vec<DVector<f64>> {
         .iter()
         .enumerate()
         .filter(|&(_, &s)| s > 1e-9 * smax.max(1e-300))
-        .map(|(k, &s)| vt.row(k).transpose() / s)
+        .map(|(k, &s)| svd.v_t.row(k).transpose() / s)
         .collect()
 }
 

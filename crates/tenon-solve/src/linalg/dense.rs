@@ -125,23 +125,24 @@ impl DenseStep {
     /// [`RANK_TOLERANCE`] of the largest are zero), for exact least-norm solutions where
     /// `A` has a null space (a regularised normal solve leaves rounding noise along it).
     pub(crate) fn pseudo_inverse(&self) -> PseudoInverse {
-        let a = nalgebra::DMatrix::from_column_slice(self.rows, self.cols, &self.a);
-        let svd = a.svd(true, true);
-        let smax = svd.singular_values.iter().fold(0.0f64, |m, &s| m.max(s));
-        let keep: Vec<usize> = (0..svd.singular_values.len())
-            .filter(|&k| svd.singular_values[k] > RANK_TOLERANCE * smax.max(1e-300))
-            .collect();
-        let (u, v_t) = match (svd.u, svd.v_t) {
-            (Some(u), Some(v_t)) => (u, v_t),
-            _ => (
-                nalgebra::DMatrix::zeros(self.rows, 0),
-                nalgebra::DMatrix::zeros(0, self.cols),
-            ),
+        let (rows, cols) = (self.rows, self.cols);
+        let a = nalgebra::DMatrix::from_column_slice(rows, cols, &self.a);
+        let Some(svd) = super::thin_svd(&a) else {
+            return PseudoInverse {
+                u: nalgebra::DMatrix::zeros(rows, 0),
+                sigma: Vec::new(),
+                v_t: nalgebra::DMatrix::zeros(0, cols),
+            };
         };
+        let s = &svd.singular_values;
+        let smax = s.iter().fold(0.0f64, |m, &x| m.max(x));
+        let keep: Vec<usize> = (0..s.len())
+            .filter(|&k| s[k] > RANK_TOLERANCE * smax.max(1e-300))
+            .collect();
         PseudoInverse {
-            u: u.select_columns(&keep),
-            sigma: keep.iter().map(|&k| svd.singular_values[k]).collect(),
-            v_t: v_t.select_rows(&keep),
+            u: svd.u.select_columns(&keep),
+            sigma: keep.iter().map(|&k| s[k]).collect(),
+            v_t: svd.v_t.select_rows(&keep),
         }
     }
 

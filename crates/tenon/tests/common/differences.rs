@@ -1,4 +1,5 @@
 //! Rates against central differences of a run's frames (shared by the kinematics tests).
+#![allow(clippy::needless_range_loop)]
 
 use tenon::Frame;
 
