@@ -117,8 +117,8 @@ fn chain(links: &[Link], origin: [f64; 3]) -> String {
                 360.0 * frequency
             ));
         }
-        for c in 0..3 {
-            at[c] += link.next[c];
+        for (a, n) in at.iter_mut().zip(link.next) {
+            *a += n;
         }
     }
     format!(
