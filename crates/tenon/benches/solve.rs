@@ -17,8 +17,11 @@
 //! - `cam_points/N`: a cam whose closed profile is N formula points (issue 12), from the
 //!   file's text to the answer: read, build, compile, solve;
 //! - `kinematics/four-bar`: the four-bar fixture's own run (1,001 steps, 101 frames
-//!   reported) from a built mechanism; `kinematics/moving_chain/N`: a straight chain of
-//!   N links far from the origin, every revolute moved by a motion, 1,001 steps;
+//!   reported) from a built mechanism; `kinematics/corpus/NAME`: the OndselSolver corpus
+//!   files with motions and saved frames (when `../shared/external` is there), from the
+//!   text to the trajectory over the file's own times; `kinematics/moving_chain/N`: a
+//!   straight chain of N links far from the origin, every revolute moved by a motion,
+//!   1,001 steps;
 //! - `resolve_100_parts`: 33 planar four-bars (100 parts with ground) whose cranks all
 //!   follow one parameter; time to re-solve after the parameter changes (no rebuild).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -162,6 +165,37 @@ fn bench(c: &mut Criterion) {
             BatchSize::LargeInput,
         )
     });
+    // The corpus files with motions and saved frames (when ../shared/external is
+    // there), each over its own times, from the file's text to the whole trajectory
+    // (read, build, compile, run), as `tenon kinematics` does without the output.
+    let corpus = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/external/ondsel-asmt"
+    );
+    for name in [
+        "fourbar.asmt",
+        "piston.asmt",
+        "engine1.asmt",
+        "Gears.asmt",
+        "rackscrew.asmt",
+    ] {
+        let Ok(text) = std::fs::read_to_string(format!("{corpus}/{name}")) else {
+            continue;
+        };
+        let Some(series) = tenon::read_asmt_time_series(&text).unwrap() else {
+            continue;
+        };
+        let times = &series.times;
+        let settings =
+            tenon::RunSettings::new(times[0], times[times.len() - 1], times[1] - times[0], None)
+                .unwrap();
+        group.bench_with_input(BenchmarkId::new("corpus", name), &text, |b, text| {
+            b.iter(|| {
+                let mut m = Mechanism::from_asmt(text, None).unwrap();
+                assert!(m.kinematics(settings).unwrap().completed);
+            })
+        });
+    }
     for &n in sizes.iter().filter(|&&n| n <= 1000) {
         let m = Mechanism::from_json(&generate::moving_chain(n), None).unwrap();
         let settings = tenon::RunSettings::new(0.0, 1.0, 0.001, None).unwrap();
