@@ -26,12 +26,26 @@
 use crate::graph::{var_bit, ExprGraph};
 use crate::node::{Binary, ExprId, Node, ParamId, Unary, VarId};
 
-/// What a derivative is taken with respect to: an unknown, or a parameter (time, in
-/// kinematic runs: `dC/dt` of a motion's formula).
+/// What a derivative is taken with respect to: an unknown, a parameter (time, in
+/// kinematic runs: `dC/dt` of a motion's formula), or along a registered direction (a
+/// rate per unknown: forward mode, one derivative node per node).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub(crate) enum Wrt {
     Var(VarId),
     Param(ParamId),
+    Direction(DirectionId),
+}
+
+/// A direction in the unknowns' space registered in a graph: per unknown an expression
+/// (its rate), for [`ExprGraph::derivative_along`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct DirectionId(u32);
+
+/// A registered direction: the components and the Bloom mask of their unknowns.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Direction {
+    of: rustc_hash::FxHashMap<VarId, ExprId>,
+    mask: u64,
 }
 
 impl ExprGraph {
@@ -46,12 +60,41 @@ impl ExprGraph {
         self.derivative_wrt(e, Wrt::Param(p))
     }
 
+    /// Registers a direction: `components` gives, per unknown, its rate (an expression;
+    /// unknowns not listed have rate 0). Derivatives along it are memoized like any
+    /// other, so expressions sharing subterms share their derivatives.
+    pub fn new_direction(&mut self, components: &[(VarId, ExprId)]) -> DirectionId {
+        let mut d = Direction::default();
+        for &(v, e) in components {
+            d.of.insert(v, e);
+            d.mask |= var_bit(v);
+        }
+        self.directions.push(d);
+        DirectionId((self.directions.len() - 1) as u32)
+    }
+
+    /// `sum_k d(e)/d(x_k) * rate_k` along direction `d`, by forward differentiation: one
+    /// derivative node per node of `e` (where `directional_derivative` sums one
+    /// derivative per unknown). The rates may be expressions of the unknowns, so a
+    /// second call on the result differentiates them too (`d2/dt2` along a path whose
+    /// velocity is the direction). An unknown direction gives 0.
+    pub fn derivative_along(&mut self, e: ExprId, d: DirectionId) -> ExprId {
+        if self.directions.get(d.0 as usize).is_none() {
+            return self.zero();
+        }
+        self.derivative_wrt(e, Wrt::Direction(d))
+    }
+
     /// Whether `e` may depend on `wrt` (exact `false` for unknowns through the Bloom
     /// masks; parameters are not tracked, so always maybe).
     fn may_depend(&self, e: ExprId, wrt: Wrt) -> bool {
         match wrt {
             Wrt::Var(v) => self.var_mask(e) & var_bit(v) != 0,
             Wrt::Param(_) => true,
+            Wrt::Direction(d) => {
+                let mask = self.directions.get(d.0 as usize).map_or(0, |d| d.mask);
+                self.var_mask(e) & mask != 0
+            }
         }
     }
 
@@ -99,13 +142,15 @@ impl ExprGraph {
     fn derivative_step(&mut self, n: ExprId, v: Wrt) -> ExprId {
         match self.node(n) {
             Node::Const(_) => self.zero(),
-            Node::Var(w) => {
-                if Wrt::Var(w) == v {
-                    self.one()
-                } else {
-                    self.zero()
-                }
-            }
+            Node::Var(w) => match v {
+                Wrt::Var(x) if x == w => self.one(),
+                Wrt::Direction(d) => self
+                    .directions
+                    .get(d.0 as usize)
+                    .and_then(|d| d.of.get(&w).copied())
+                    .unwrap_or(self.zero()),
+                _ => self.zero(),
+            },
             Node::Param(p) => {
                 if Wrt::Param(p) == v {
                     self.one()

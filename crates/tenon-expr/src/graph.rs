@@ -39,6 +39,8 @@ pub struct ExprGraph {
     pub(crate) deriv_memo: FxHashMap<(ExprId, crate::deriv::Wrt), ExprId>,
     /// Coefficient tables of spline nodes.
     pub(crate) splines: SplineTables,
+    /// Directions registered for forward directional derivatives.
+    pub(crate) directions: Vec<crate::deriv::Direction>,
     zero: ExprId,
     one: ExprId,
 }
@@ -70,6 +72,7 @@ impl ExprGraph {
             param_by_name: FxHashMap::default(),
             deriv_memo: FxHashMap::default(),
             splines: SplineTables::default(),
+            directions: Vec::new(),
             zero: ExprId(0),
             one: ExprId(0),
         };

@@ -52,6 +52,7 @@ mod spline;
 mod tape;
 
 pub use compile::LocalColumns;
+pub use deriv::DirectionId;
 pub use error::{ExprError, ParseError};
 pub use graph::ExprGraph;
 pub use node::{Binary, Children, ExprId, Node, ParamId, SplineId, Unary, VarId};

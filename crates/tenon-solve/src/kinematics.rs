@@ -22,8 +22,12 @@ const REFINEMENTS: usize = 2;
 /// A fall of the rates' normal matrix's determinant by this factor since the first
 /// frame has its rank checked again.
 const SINGULAR_DROP: f64 = 1e8;
-/// Chord steps tried on a predicted frame before the full solve.
+/// Chord steps tried on a predicted frame before Newton steps.
 const MAX_CHORD_STEPS: usize = 6;
+/// Newton steps (fresh Jacobian each) tried on a predicted frame before the full solve.
+const MAX_NEWTON_STEPS: usize = 4;
+/// After chord steps stall, frames until they are tried again.
+const CHORD_RETRY: usize = 16;
 
 /// One frame of a run: the state (as a solve's), the tangent velocity and acceleration
 /// (6 per free part: linear then angular, world frame; one per extra unknown), and the
@@ -104,6 +108,8 @@ pub struct KinematicRun {
     singular: bool,
     /// The step to the current frame and the acceleration before it (for the jerk).
     previous: Option<(f64, Vec<f64>)>,
+    /// Frames since chord steps last stalled.
+    since_chord_failed: usize,
 }
 
 /// The equations a run holds: joints, drives and motions.
@@ -166,6 +172,7 @@ impl KinematicRun {
             log_det: None,
             singular: false,
             previous: None,
+            since_chord_failed: usize::MAX,
         })
     }
 
@@ -211,12 +218,29 @@ impl KinematicRun {
         }
         // From a good prediction, chord steps with the last frame's Jacobian usually
         // finish the frame; else (or with joint limits to watch) the full solve.
-        let chord = if h != 0.0 && system.limits().is_empty() {
-            self.chord(problem, &mut state, &mut params)?
-        } else {
-            None
-        };
-        let report = match chord {
+        // Where the chord steps stall (the Jacobian changes too much over a step), Newton
+        // steps with a fresh Jacobian on a small (dense) system, whose last evaluation
+        // serves the rates; on a large one the full solve, whose block-triangular stages
+        // stay well conditioned on long chains (the normal equations do not). A chord
+        // that stalled is tried again only every CHORD_RETRY frames.
+        let mut evaluated: Option<TangentJacobian> = None;
+        let mut corrected = None;
+        if h != 0.0 && system.limits().is_empty() {
+            self.since_chord_failed = self.since_chord_failed.saturating_add(1);
+            if self.since_chord_failed > CHORD_RETRY {
+                corrected = self.chord(problem, &mut state, &mut params)?;
+                if corrected.is_none() {
+                    self.since_chord_failed = 0;
+                }
+            }
+            if corrected.is_none() && system.tangent_dimension() <= self.options.dense_columns {
+                if let Some((largest, jac)) = self.newton(problem, &mut state, &mut params)? {
+                    corrected = Some(largest);
+                    evaluated = Some(jac);
+                }
+            }
+        }
+        let report = match corrected {
             Some(largest) => crate::SolveReport {
                 converged: true,
                 max_residual: largest,
@@ -224,7 +248,10 @@ impl KinematicRun {
                 unsatisfied: Vec::new(),
                 flipped: Vec::new(),
             },
-            None => solve(problem, &mut state, &mut params, self.options)?,
+            None => {
+                evaluated = None;
+                solve(problem, &mut state, &mut params, self.options)?
+            }
         };
         let mut events = Vec::new();
         if !report.converged {
@@ -270,7 +297,8 @@ impl KinematicRun {
             };
             return Ok((frame, events));
         }
-        let (velocity, acceleration, rank) = self.rates_at((problem, rates), &state, &params)?;
+        let (velocity, acceleration, rank) =
+            self.rates_at((problem, rates), (&state, &params), evaluated)?;
         match (self.rank, rank) {
             (Some(first), Some(now)) if now < first && !self.singular => {
                 self.singular = true;
@@ -364,6 +392,61 @@ impl KinematicRun {
         Ok(None)
     }
 
+    /// Corrects a predicted state by Newton steps with a fresh Jacobian each (least
+    /// change, as a solve steps), up to [`MAX_NEWTON_STEPS`], each residual at most a
+    /// quarter of the one before. Returns the largest residual and the Jacobian at the
+    /// final state (for the rates) when they converge; else puts the prediction back.
+    #[allow(clippy::type_complexity)]
+    fn newton(
+        &mut self,
+        problem: &Problem<'_>,
+        state: &mut [f64],
+        params: &mut [f64],
+    ) -> Result<Option<(f64, TangentJacobian)>, SolveError> {
+        let system = problem.system;
+        let dimension = system.tangent_dimension();
+        let predicted = (state.to_vec(), params.to_vec());
+        let col_of: Vec<usize> = (0..dimension).collect();
+        let (rows, dense_columns) = (self.rows.len(), self.options.dense_columns);
+        let mut last = f64::INFINITY;
+        for _ in 0..=MAX_NEWTON_STEPS {
+            let (r, jac) =
+                system.tangent_jacobian_of_rows(problem.compiled, state, params, &self.rows)?;
+            let largest = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            if !largest.is_finite() || largest > 0.25 * last {
+                break;
+            }
+            if largest <= self.options.tolerance {
+                return Ok(Some((largest, jac)));
+            }
+            last = largest;
+            let matrix = self
+                .matrix
+                .get_or_insert_with(|| StepMatrix::new(rows, dimension, dense_columns));
+            matrix.fill(&jac, &col_of, &self.weights);
+            let factored = matrix.factor()?;
+            let steps = factored.regularized(0.0, 1e-6)?;
+            // The least-change step, refined like the rates (a long chain's normal
+            // equations are ill-conditioned enough to stall Newton otherwise).
+            let mut x = vec![0.0; dimension];
+            let mut left = r.clone();
+            for _ in 0..=REFINEMENTS {
+                let dy = steps.solve(&left);
+                for ((x, d), w) in x.iter_mut().zip(&dy).zip(&self.weights) {
+                    *x += d / w;
+                }
+                left = residual_of(&jac, &x, &r);
+            }
+            let delta: Vec<f64> = x.iter().map(|d| -d).collect();
+            let before = state.to_vec();
+            system.retract(state, &delta)?;
+            system.update_turns(problem.compiled, &before, state, params)?;
+        }
+        state.copy_from_slice(&predicted.0);
+        params.copy_from_slice(&predicted.1);
+        Ok(None)
+    }
+
     /// The parameters of the current frame (time and turn counters set).
     pub fn params(&self) -> &[f64] {
         &self.params
@@ -380,13 +463,19 @@ impl KinematicRun {
     fn rates_at(
         &mut self,
         (problem, rates): (&Problem<'_>, &RateTape),
-        state: &[f64],
-        params: &[f64],
+        (state, params): (&[f64], &[f64]),
+        evaluated: Option<TangentJacobian>,
     ) -> Result<(Vec<f64>, Vec<f64>, Option<usize>), SolveError> {
         let system = problem.system;
         let dimension = system.tangent_dimension();
-        let (_, jac) =
-            system.tangent_jacobian_of_rows(problem.compiled, state, params, &self.rows)?;
+        let jac = match evaluated {
+            Some(jac) => jac,
+            None => {
+                system
+                    .tangent_jacobian_of_rows(problem.compiled, state, params, &self.rows)?
+                    .1
+            }
+        };
         let col_of: Vec<usize> = (0..dimension).collect();
         let (rows, dense_columns) = (self.rows.len(), self.options.dense_columns);
         let matrix = self

@@ -19,7 +19,7 @@
 //! differences anywhere.
 
 use rustc_hash::FxHashMap;
-use tenon_expr::{ExprId, ParamId, Tape, TapeWorkspace, VarId};
+use tenon_expr::{DirectionId, ExprId, ParamId, Tape, TapeWorkspace, VarId};
 
 use crate::build::System;
 use crate::error::SystemError;
@@ -46,9 +46,9 @@ pub struct RateTape {
     residuals: Vec<ExprId>,
     /// The system's parameter count: velocities follow it in the tape's parameters.
     base_params: usize,
-    /// The state's rate along the velocity, per unknown (expressions in the velocity
-    /// parameters).
-    rate: FxHashMap<VarId, ExprId>,
+    /// The state's rate along the velocity (per unknown, expressions in the velocity
+    /// parameters), registered in the graph.
+    direction: DirectionId,
 }
 
 /// Scratch for evaluating a [`RateTape`]: the extended parameters and the outputs.
@@ -113,14 +113,12 @@ impl System {
             rate.insert(e.var, p);
         }
         let time = self.time;
-        let along = |g: &mut tenon_expr::ExprGraph, e: ExprId| {
-            let dirs: Vec<(VarId, ExprId)> = g
-                .vars_of(e)
-                .into_iter()
-                .filter_map(|v| rate.get(&v).map(|&d| (v, d)))
-                .collect();
-            g.directional_derivative(e, &dirs)
-        };
+        // The direction of the motion in the state: forward derivatives along it (one
+        // derivative node per node, shared between rows).
+        let mut components: Vec<(VarId, ExprId)> = rate.iter().map(|(&v, &e)| (v, e)).collect();
+        components.sort_unstable_by_key(|&(v, _)| v);
+        let direction = g.new_direction(&components);
+        let along = |g: &mut tenon_expr::ExprGraph, e: ExprId| g.derivative_along(e, direction);
         let mut velocity_rhs = Vec::with_capacity(rows.len());
         let mut acceleration_rhs = Vec::with_capacity(rows.len());
         let mut residuals = Vec::with_capacity(rows.len());
@@ -155,7 +153,7 @@ impl System {
             multipliers: Vec::new(),
             residuals,
             base_params,
-            rate,
+            direction,
         })
     }
 
@@ -223,15 +221,9 @@ impl System {
             columns.push(gradient_of(g, e.var));
         }
         let time = self.time;
-        let rate = &tape.rate;
         let mut outputs = Vec::with_capacity(columns.len());
         for column in columns {
-            let dirs: Vec<(VarId, ExprId)> = g
-                .vars_of(column)
-                .into_iter()
-                .filter_map(|v| rate.get(&v).map(|&d| (v, d)))
-                .collect();
-            let along = g.directional_derivative(column, &dirs);
+            let along = g.derivative_along(column, tape.direction);
             let explicit = g.derivative_param(column, time);
             outputs.push(g.add(along, explicit));
         }
