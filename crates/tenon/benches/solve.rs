@@ -178,6 +178,8 @@ fn bench(c: &mut Criterion) {
         "engine1.asmt",
         "Gears.asmt",
         "rackscrew.asmt",
+        "camfollower.asmt",
+        "00camrocker.asmt",
     ] {
         let Ok(text) = std::fs::read_to_string(format!("{corpus}/{name}")) else {
             continue;
