@@ -1,6 +1,7 @@
 //! Symbolic differentiation. Derivatives are ordinary DAG nodes, memoized per
-//! `(node, variable)`, so a second derivative is the same call on the first, and shared
-//! subterms are differentiated once.
+//! `(node, variable)` (or parameter, or registered direction: forward differentiation
+//! along per-unknown rates, one derivative node per node), so a second derivative is the
+//! same call on the first, and shared subterms are differentiated once.
 //!
 //! Rules (`d` is the derivative of the operand, `self` the node itself):
 //!
