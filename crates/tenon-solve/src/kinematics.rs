@@ -185,7 +185,6 @@ impl KinematicRun {
         time: f64,
     ) -> Result<(KinematicFrame, Vec<KinematicEvent>), SolveError> {
         let system = problem.system;
-        let compiled = problem.compiled;
         let h = time - self.time;
         let mut state = self.state.clone();
         let mut params = self.params.clone();
@@ -209,9 +208,7 @@ impl KinematicRun {
                     v * h + 0.5 * a * h * h + jerk
                 })
                 .collect();
-            let before = state.clone();
-            system.retract(&mut state, &delta)?;
-            system.update_turns(compiled, &before, &state, &mut params)?;
+            move_by(problem, (&mut state, &mut params), &delta)?;
         }
         if let Some(t) = params.get_mut(system.time().index()) {
             *t = time;
@@ -383,9 +380,7 @@ impl KinematicRun {
             last = largest;
             let dy = steps.solve(&r);
             let delta: Vec<f64> = dy.iter().zip(&self.weights).map(|(d, w)| -d / w).collect();
-            let before = state.to_vec();
-            system.retract(state, &delta)?;
-            system.update_turns(problem.compiled, &before, state, params)?;
+            move_by(problem, (state, params), &delta)?;
         }
         state.copy_from_slice(&predicted.0);
         params.copy_from_slice(&predicted.1);
@@ -438,9 +433,7 @@ impl KinematicRun {
                 left = residual_of(&jac, &x, &r);
             }
             let delta: Vec<f64> = x.iter().map(|d| -d).collect();
-            let before = state.to_vec();
-            system.retract(state, &delta)?;
-            system.update_turns(problem.compiled, &before, state, params)?;
+            move_by(problem, (state, params), &delta)?;
         }
         state.copy_from_slice(&predicted.0);
         params.copy_from_slice(&predicted.1);
@@ -567,6 +560,21 @@ impl std::fmt::Debug for KinematicRun {
             .field("rank", &self.rank)
             .finish_non_exhaustive()
     }
+}
+
+/// Moves `state` by the tangent step `delta`, its turn counters (in `params`) kept
+/// continuous.
+fn move_by(
+    problem: &Problem<'_>,
+    (state, params): (&mut [f64], &mut [f64]),
+    delta: &[f64],
+) -> Result<(), SolveError> {
+    let before = state.to_vec();
+    problem.system.retract(state, delta)?;
+    problem
+        .system
+        .update_turns(problem.compiled, &before, state, params)?;
+    Ok(())
 }
 
 /// `x / w`, component by component.

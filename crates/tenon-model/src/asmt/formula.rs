@@ -259,6 +259,11 @@ impl Parser<'_> {
         }
     }
 
+    /// The first of `symbols` that is next, taken.
+    fn eat_either(&mut self, symbols: [char; 2]) -> Option<char> {
+        symbols.into_iter().find(|&c| self.eat(c))
+    }
+
     fn expect(&mut self, c: char) -> Result<(), FormulaError> {
         if self.eat(c) {
             Ok(())
@@ -287,38 +292,26 @@ impl Parser<'_> {
         } else {
             self.term()?
         };
-        loop {
-            let op = if self.eat('+') {
-                '+'
-            } else if self.eat('-') {
-                '-'
-            } else {
-                return Ok(out);
-            };
+        while let Some(op) = self.eat_either(['+', '-']) {
             let right = self.term()?;
             out = Printed {
                 text: format!("{} {op} {}", out.text, right.at_least(PRODUCT)),
                 level: SUM,
             };
         }
+        Ok(out)
     }
 
     fn term(&mut self) -> Result<Printed, FormulaError> {
         let mut out = self.factor()?;
-        loop {
-            let op = if self.eat('*') {
-                '*'
-            } else if self.eat('/') {
-                '/'
-            } else {
-                return Ok(out);
-            };
+        while let Some(op) = self.eat_either(['*', '/']) {
             let right = self.factor()?;
             out = Printed {
                 text: format!("{}{op}{}", out.at_least(PRODUCT), right.at_least(UNARY)),
                 level: PRODUCT,
             };
         }
+        Ok(out)
     }
 
     fn factor(&mut self) -> Result<Printed, FormulaError> {
