@@ -14,11 +14,18 @@
 use tenon_model::JointKey;
 use tenon_system::{RateTape, RateWork, System, TangentJacobian};
 
-use crate::linalg::{PseudoInverse, StepMatrix};
+use crate::linalg::{PseudoInverse, SquareLu, StepMatrix, Steps};
 use crate::{column_weights, solve, takes_part, Problem, SolveError, SolveOptions};
 
-/// Refinement rounds after the regularised solve of the rates.
-const REFINEMENTS: usize = 2;
+/// Refinement rounds at most after the regularised solve of the rates: they stop once
+/// the residual is below [`RATE_TOLERANCE`] of the right-hand side or no longer halves.
+const MAX_REFINEMENTS: usize = 60;
+/// Residual of the rates' equations, relative to their right-hand side, at which the
+/// refinement stops.
+const RATE_TOLERANCE: f64 = 1e-14;
+/// Largest residual, relative to the right-hand side, of a sparse LU solve of the rates
+/// taken as exact (else the refined least-norm solve is used).
+const SQUARE_CHECK: f64 = 1e-11;
 /// A fall of the rates' normal matrix's determinant by this factor since the first
 /// frame has its rank checked again.
 const SINGULAR_DROP: f64 = 1e8;
@@ -421,17 +428,8 @@ impl KinematicRun {
             matrix.fill(&jac, &col_of, &self.weights);
             let factored = matrix.factor()?;
             let steps = factored.regularized(0.0, 1e-6)?;
-            // The least-change step, refined like the rates (a long chain's normal
-            // equations are ill-conditioned enough to stall Newton otherwise).
-            let mut x = vec![0.0; dimension];
-            let mut left = r.clone();
-            for _ in 0..=REFINEMENTS {
-                let dy = steps.solve(&left);
-                for ((x, d), w) in x.iter_mut().zip(&dy).zip(&self.weights) {
-                    *x += d / w;
-                }
-                left = residual_of(&jac, &x, &r);
-            }
+            // The least-change step, refined like the rates.
+            let x = refined(&steps, &jac, &self.weights, &r);
             let delta: Vec<f64> = x.iter().map(|d| -d).collect();
             move_by(problem, (state, params), &delta)?;
         }
@@ -493,18 +491,7 @@ impl KinematicRun {
         };
         let weights = &self.weights;
         let jac = &jac;
-        let solve_refined = |b: &[f64]| -> Vec<f64> {
-            let mut x = vec![0.0; dimension];
-            let mut r = b.to_vec();
-            for _ in 0..=REFINEMENTS {
-                let dy = steps.solve(&r);
-                for ((x, d), w) in x.iter_mut().zip(&dy).zip(weights) {
-                    *x += d / w;
-                }
-                r = residual_of(jac, &x, b);
-            }
-            x
-        };
+        let solve_refined = |b: &[f64]| refined(&steps, jac, weights, b);
         // Freedoms no motion drives (the Jacobian has a null space): the rates by the
         // pseudo-inverse, exact where the regularised solve leaves rounding noise along
         // the null space.
@@ -514,6 +501,27 @@ impl KinematicRun {
                 let (velocity, acceleration) =
                     undriven_rates((rates, &mut self.work), &pinv, (state, params), weights)?;
                 return Ok((velocity, acceleration, rank));
+            }
+        }
+        // A large run driving every freedom (as many independent equations as
+        // unknowns): sparse LU, each solve checked by its residual.
+        if dimension > self.options.dense_columns && self.rows.len() == dimension {
+            if let Some(lu) = SquareLu::new(jac) {
+                let exact = |b: &[f64]| {
+                    let x = lu.solve(b)?;
+                    let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                    let left = residual_of(jac, &x, b)
+                        .iter()
+                        .fold(0.0f64, |m, v| m.max(v.abs()));
+                    (left <= SQUARE_CHECK * scale.max(f64::MIN_POSITIVE)).then_some(x)
+                };
+                let b = rates.velocity_rhs(&mut self.work, (state, params))?;
+                if let Some(velocity) = exact(b) {
+                    let b = rates.acceleration_rhs(&mut self.work, (state, params), &velocity)?;
+                    if let Some(acceleration) = exact(b) {
+                        return Ok((velocity, acceleration, rank));
+                    }
+                }
             }
         }
         let velocity_rhs = rates.velocity_rhs(&mut self.work, (state, params))?;
@@ -560,6 +568,32 @@ impl std::fmt::Debug for KinematicRun {
             .field("rank", &self.rank)
             .finish_non_exhaustive()
     }
+}
+
+/// The least-norm solution of `J x = b` (weighted; least squares where `b` is not in
+/// `J`'s range) from the regularised factorization `steps`, refined: each round solves
+/// for what is left of `b`. Where the normal equations are well conditioned one or two
+/// rounds reach rounding; a long chain's (1,000 links: the weighted Jacobian's
+/// condition squared) gain about a digit a round, and stopping after two left the
+/// velocities 13% off.
+fn refined(steps: &Steps<'_>, jac: &TangentJacobian, weights: &[f64], b: &[f64]) -> Vec<f64> {
+    let mut x = vec![0.0; weights.len()];
+    let mut r = b.to_vec();
+    let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let mut last = f64::INFINITY;
+    for _ in 0..MAX_REFINEMENTS {
+        let dy = steps.solve(&r);
+        for ((x, d), w) in x.iter_mut().zip(&dy).zip(weights) {
+            *x += d / w;
+        }
+        r = residual_of(jac, &x, b);
+        let left = r.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        if !left.is_finite() || left <= RATE_TOLERANCE * scale || left > 0.5 * last {
+            break;
+        }
+        last = left;
+    }
+    x
 }
 
 /// Moves `state` by the tangent step `delta`, its turn counters (in `params`) kept

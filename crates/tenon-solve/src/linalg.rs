@@ -497,3 +497,43 @@ impl ThinSvd {
         self.v_t.tr_mul(&c)
     }
 }
+
+/// A square Jacobian factored by sparse LU (partial pivoting): where a large run's
+/// equations are as many as its unknowns and independent (every freedom driven), this
+/// solves `J x = b` at the Jacobian's own condition, where the normal equations square
+/// it (a 1,000-link chain's rates needed a dozen refinement rounds that way).
+pub(crate) struct SquareLu {
+    lu: faer::sparse::linalg::solvers::Lu<usize, f64>,
+    n: usize,
+}
+
+impl SquareLu {
+    /// Factors `jac` (its entries summed where repeated), or `None` if it is not square
+    /// or the factorization fails.
+    pub(crate) fn new(jac: &TangentJacobian) -> Option<SquareLu> {
+        use faer::sparse::{SparseColMat, Triplet};
+        let n = jac.columns;
+        if jac.rows != n || n == 0 || !all_finite(jac.entries.iter().map(|e| &e.2)) {
+            return None;
+        }
+        let triplets: Vec<Triplet<usize, usize, f64>> = jac
+            .entries
+            .iter()
+            .map(|&(r, c, v)| Triplet::new(r as usize, c as usize, v))
+            .collect();
+        let a = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &triplets).ok()?;
+        let lu = a.sp_lu().ok()?;
+        Some(SquareLu { lu, n })
+    }
+
+    /// `J^-1 b`, or `None` if the result is not finite (a singular matrix).
+    pub(crate) fn solve(&self, b: &[f64]) -> Option<Vec<f64>> {
+        let mut x = Mat::<f64>::zeros(self.n, 1);
+        for (k, &v) in b.iter().enumerate().take(self.n) {
+            x[(k, 0)] = v;
+        }
+        self.lu.solve_in_place(x.as_mut());
+        let out: Vec<f64> = (0..self.n).map(|k| x[(k, 0)]).collect();
+        all_finite(out.iter()).then_some(out)
+    }
+}
