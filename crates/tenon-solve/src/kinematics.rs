@@ -20,6 +20,8 @@ use crate::{column_weights, solve, takes_part, Problem, SolveError, SolveOptions
 /// Refinement rounds at most after the regularised solve of the rates: they stop once
 /// the residual is below [`RATE_TOLERANCE`] of the right-hand side or no longer halves.
 const MAX_REFINEMENTS: usize = 60;
+/// Refinement rounds before a large square system's rates are solved by sparse LU.
+const QUICK_REFINEMENTS: usize = 4;
 /// Residual of the rates' equations, relative to their right-hand side, at which the
 /// refinement stops.
 const RATE_TOLERANCE: f64 = 1e-14;
@@ -429,7 +431,7 @@ impl KinematicRun {
             let factored = matrix.factor()?;
             let steps = factored.regularized(0.0, 1e-6)?;
             // The least-change step, refined like the rates.
-            let x = refined(&steps, &jac, &self.weights, &r);
+            let x = refined(&steps, &jac, &self.weights, (&r, MAX_REFINEMENTS)).0;
             let delta: Vec<f64> = x.iter().map(|d| -d).collect();
             move_by(problem, (state, params), &delta)?;
         }
@@ -491,7 +493,34 @@ impl KinematicRun {
         };
         let weights = &self.weights;
         let jac = &jac;
-        let solve_refined = |b: &[f64]| refined(&steps, jac, weights, b);
+        // Refined least-norm solves; where a few rounds do not finish and the system is
+        // large and square (every freedom driven), sparse LU (made once per frame, each
+        // solve checked by its residual); else refinement to the end.
+        let lu: std::cell::OnceCell<Option<SquareLu>> = std::cell::OnceCell::new();
+        let square = dimension > self.options.dense_columns && self.rows.len() == dimension;
+        let solve_refined = |b: &[f64]| -> Vec<f64> {
+            let (x, done) = refined(&steps, jac, weights, (b, QUICK_REFINEMENTS));
+            if done {
+                return x;
+            }
+            if square {
+                if let Some(x) = lu
+                    .get_or_init(|| SquareLu::new(jac))
+                    .as_ref()
+                    .and_then(|lu| lu.solve(b))
+                    .filter(|x| {
+                        let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                        let left = residual_of(jac, x, b)
+                            .iter()
+                            .fold(0.0f64, |m, v| m.max(v.abs()));
+                        left <= SQUARE_CHECK * scale.max(f64::MIN_POSITIVE)
+                    })
+                {
+                    return x;
+                }
+            }
+            refined(&steps, jac, weights, (b, MAX_REFINEMENTS)).0
+        };
         // Freedoms no motion drives (the Jacobian has a null space): the rates by the
         // pseudo-inverse, exact where the regularised solve leaves rounding noise along
         // the null space.
@@ -501,27 +530,6 @@ impl KinematicRun {
                 let (velocity, acceleration) =
                     undriven_rates((rates, &mut self.work), &pinv, (state, params), weights)?;
                 return Ok((velocity, acceleration, rank));
-            }
-        }
-        // A large run driving every freedom (as many independent equations as
-        // unknowns): sparse LU, each solve checked by its residual.
-        if dimension > self.options.dense_columns && self.rows.len() == dimension {
-            if let Some(lu) = SquareLu::new(jac) {
-                let exact = |b: &[f64]| {
-                    let x = lu.solve(b)?;
-                    let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                    let left = residual_of(jac, &x, b)
-                        .iter()
-                        .fold(0.0f64, |m, v| m.max(v.abs()));
-                    (left <= SQUARE_CHECK * scale.max(f64::MIN_POSITIVE)).then_some(x)
-                };
-                let b = rates.velocity_rhs(&mut self.work, (state, params))?;
-                if let Some(velocity) = exact(b) {
-                    let b = rates.acceleration_rhs(&mut self.work, (state, params), &velocity)?;
-                    if let Some(acceleration) = exact(b) {
-                        return Ok((velocity, acceleration, rank));
-                    }
-                }
             }
         }
         let velocity_rhs = rates.velocity_rhs(&mut self.work, (state, params))?;
@@ -572,16 +580,22 @@ impl std::fmt::Debug for KinematicRun {
 
 /// The least-norm solution of `J x = b` (weighted; least squares where `b` is not in
 /// `J`'s range) from the regularised factorization `steps`, refined: each round solves
-/// for what is left of `b`. Where the normal equations are well conditioned one or two
-/// rounds reach rounding; a long chain's (1,000 links: the weighted Jacobian's
-/// condition squared) gain about a digit a round, and stopping after two left the
-/// velocities 13% off.
-fn refined(steps: &Steps<'_>, jac: &TangentJacobian, weights: &[f64], b: &[f64]) -> Vec<f64> {
+/// for what is left of `b`, up to `rounds`; also whether it finished (the residual at
+/// [`RATE_TOLERANCE`] of `b`, or no longer halving: a least-squares residual). Where
+/// the normal equations are well conditioned one or two rounds reach rounding; a long
+/// chain's (1,000 links: the weighted Jacobian's condition squared) gain about a digit a
+/// round, and stopping after two left the velocities 13% off.
+fn refined(
+    steps: &Steps<'_>,
+    jac: &TangentJacobian,
+    weights: &[f64],
+    (b, rounds): (&[f64], usize),
+) -> (Vec<f64>, bool) {
     let mut x = vec![0.0; weights.len()];
     let mut r = b.to_vec();
     let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let mut last = f64::INFINITY;
-    for _ in 0..MAX_REFINEMENTS {
+    for _ in 0..rounds {
         let dy = steps.solve(&r);
         for ((x, d), w) in x.iter_mut().zip(&dy).zip(weights) {
             *x += d / w;
@@ -589,11 +603,11 @@ fn refined(steps: &Steps<'_>, jac: &TangentJacobian, weights: &[f64], b: &[f64])
         r = residual_of(jac, &x, b);
         let left = r.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         if !left.is_finite() || left <= RATE_TOLERANCE * scale || left > 0.5 * last {
-            break;
+            return (x, true);
         }
         last = left;
     }
-    x
+    (x, false)
 }
 
 /// Moves `state` by the tangent step `delta`, its turn counters (in `params`) kept
