@@ -14,7 +14,7 @@
 use tenon_model::JointKey;
 use tenon_system::{RateTape, RateWork, System, TangentJacobian};
 
-use crate::linalg::{PseudoInverse, SquareLu, StepMatrix, Steps};
+use crate::linalg::{Factored, PseudoInverse, SquareLu, StepMatrix, Steps};
 use crate::{column_weights, solve, takes_part, Problem, SolveError, SolveOptions};
 
 /// Refinement rounds at most after the regularised solve of the rates: they stop once
@@ -408,10 +408,7 @@ impl KinematicRun {
         params: &mut [f64],
     ) -> Result<Option<(f64, TangentJacobian)>, SolveError> {
         let system = problem.system;
-        let dimension = system.tangent_dimension();
         let predicted = (state.to_vec(), params.to_vec());
-        let col_of: Vec<usize> = (0..dimension).collect();
-        let (rows, dense_columns) = (self.rows.len(), self.options.dense_columns);
         let mut last = f64::INFINITY;
         for _ in 0..=MAX_NEWTON_STEPS {
             let (r, jac) =
@@ -424,11 +421,8 @@ impl KinematicRun {
                 return Ok(Some((largest, jac)));
             }
             last = largest;
-            let matrix = self
-                .matrix
-                .get_or_insert_with(|| StepMatrix::new(rows, dimension, dense_columns));
-            matrix.fill(&jac, &col_of, &self.weights);
-            let factored = matrix.factor()?;
+            let shape = (self.rows.len(), self.options.dense_columns);
+            let factored = filled(&mut self.matrix, shape, &self.weights, &jac)?;
             let steps = factored.regularized(0.0, 1e-6)?;
             // The least-change step, refined like the rates.
             let x = refined(&steps, &jac, &self.weights, (&r, MAX_REFINEMENTS)).0;
@@ -469,13 +463,8 @@ impl KinematicRun {
                     .1
             }
         };
-        let col_of: Vec<usize> = (0..dimension).collect();
-        let (rows, dense_columns) = (self.rows.len(), self.options.dense_columns);
-        let matrix = self
-            .matrix
-            .get_or_insert_with(|| StepMatrix::new(rows, dimension, dense_columns));
-        matrix.fill(&jac, &col_of, &self.weights);
-        let factored = matrix.factor()?;
+        let shape = (self.rows.len(), self.options.dense_columns);
+        let factored = filled(&mut self.matrix, shape, &self.weights, &jac)?;
         let steps = factored.regularized(0.0, 1e-6)?;
         // The rank (a rank-revealing QR) where the matrix is dense: at the first frame,
         // and again only when the normal matrix's determinant has fallen by a factor
@@ -623,6 +612,21 @@ fn move_by(
         .system
         .update_turns(problem.compiled, &before, state, params)?;
     Ok(())
+}
+
+/// A run's step matrix (made at first use, `rows` by `jac`'s columns, dense up to
+/// `dense_columns`) filled with `jac` weighted by `weights`, ready to factor.
+fn filled<'m>(
+    matrix: &'m mut Option<StepMatrix>,
+    (rows, dense_columns): (usize, usize),
+    weights: &[f64],
+    jac: &TangentJacobian,
+) -> Result<Factored<'m>, SolveError> {
+    let dimension = jac.columns;
+    let col_of: Vec<usize> = (0..dimension).collect();
+    let matrix = matrix.get_or_insert_with(|| StepMatrix::new(rows, dimension, dense_columns));
+    matrix.fill(jac, &col_of, weights);
+    matrix.factor()
 }
 
 /// `x / w`, component by component.

@@ -128,6 +128,13 @@ fn chain(links: &[Link], origin: [f64; 3]) -> String {
     )
 }
 
+/// Rates against central differences at the third of a run's frames (degrees).
+fn differences_at_third_frame(run: &tenon::Trajectory, h: f64) -> (f64, f64) {
+    let per_radian = 180.0 / std::f64::consts::PI;
+    let f = &run.frames;
+    worst_against_differences(&f[1], &f[2], &f[3], h, per_radian)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
@@ -143,16 +150,8 @@ proptest! {
         let h = 2e-5;
         let run = m.kinematics(RunSettings::new(t0 - 2.0 * h, t0 + h, h, None).unwrap()).unwrap();
         prop_assert!(run.completed, "{:?}\n{text}", run.events);
-        let n = run.frames.len();
-        prop_assert_eq!(n, 4);
-        let per_radian = 180.0 / std::f64::consts::PI;
-        let (v, a) = worst_against_differences(
-            &run.frames[1],
-            &run.frames[2],
-            &run.frames[3],
-            h,
-            per_radian,
-        );
+        prop_assert_eq!(run.frames.len(), 4);
+        let (v, a) = differences_at_third_frame(&run, h);
         prop_assert!(v < 1e-6 && a < 1e-6, "velocity {v:.1e}, acceleration {a:.1e}\n{text}");
     }
 }
@@ -214,14 +213,7 @@ fn long_driven_chains_have_exact_rates() {
             .kinematics(RunSettings::new(0.3 - 2.0 * h, 0.3 + h, h, None).unwrap())
             .unwrap();
         assert!(run.completed, "{:?}", run.events);
-        let per_radian = 180.0 / std::f64::consts::PI;
-        let (v, a) = worst_against_differences(
-            &run.frames[1],
-            &run.frames[2],
-            &run.frames[3],
-            h,
-            per_radian,
-        );
+        let (v, a) = differences_at_third_frame(&run, h);
         assert!(v < 1e-6, "velocity {v:.1e}");
         if accelerations {
             assert!(a < 1e-6, "acceleration {a:.1e}");
