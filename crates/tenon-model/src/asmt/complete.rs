@@ -111,13 +111,13 @@ pub(super) fn check_time_series(
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
     let last = lines.len();
-    let cells = |line: &str| -> Vec<String> {
-        line.split('\t')
-            .map(str::trim)
-            .filter(|c| !c.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
+    // The first cell and how many follow it (the cells are not kept: a TimeSeries
+    // block is most of a large file).
+    fn cells(line: &str) -> Option<(&str, usize)> {
+        let mut it = line.split('\t').map(str::trim).filter(|c| !c.is_empty());
+        let head = it.next()?;
+        Some((head, it.count()))
+    }
     let mut width: Option<usize> = None;
     let mut saw_time = false;
     // The open block: its kind, its header line and the rows it has so far.
@@ -139,8 +139,9 @@ pub(super) fn check_time_series(
     };
     for (k, raw) in lines.iter().enumerate().skip(start) {
         let line = k + 1;
-        let c = cells(raw);
-        let Some(head) = c.first() else { continue };
+        let Some((head, values)) = cells(raw) else {
+            continue;
+        };
         // "PartSeries /Assembly1/Part1" or "PartSeries<tab>/Assembly1/Part1".
         let kind = head.split(' ').next().unwrap_or(head);
         if kind.ends_with("Series") {
@@ -153,8 +154,7 @@ pub(super) fn check_time_series(
             open = Some((kind.to_string(), line, 0));
             continue;
         }
-        let values = c.len() - 1;
-        match (head.as_str(), &mut open) {
+        match (head, &mut open) {
             ("Number", None) => width = Some(values),
             ("Time", None) if width == Some(values) => saw_time = true,
             (_, Some((_, _, rows))) if width == Some(values) && saw_time => *rows += 1,
