@@ -1,0 +1,105 @@
+//! Correcting a predicted frame: chord steps with the last frame's Jacobian, or Newton
+//! steps with a fresh one (see the module above for when each is used).
+
+use tenon_system::TangentJacobian;
+
+use super::rates::{filled, refined};
+use super::{KinematicRun, MAX_CHORD_STEPS, MAX_NEWTON_STEPS, MAX_REFINEMENTS};
+use crate::{Problem, SolveError};
+
+impl KinematicRun {
+    /// Corrects a predicted state by chord steps with the last frame's Jacobian (its
+    /// matrix is still filled): `x <- x - J^+ r`, up to [`MAX_CHORD_STEPS`], each to be
+    /// at least four times smaller than the one before. Returns the largest residual when
+    /// they converge; else puts the prediction back and returns `None`.
+    pub(super) fn chord(
+        &mut self,
+        problem: &Problem<'_>,
+        state: &mut [f64],
+        params: &mut [f64],
+    ) -> Result<Option<f64>, SolveError> {
+        let system = problem.system;
+        let Some(matrix) = self.matrix.as_ref() else {
+            return Ok(None);
+        };
+        let predicted = (state.to_vec(), params.to_vec());
+        let factored = matrix.factor()?;
+        let steps = factored.regularized(0.0, 1e-6)?;
+        let mut last = f64::INFINITY;
+        for _ in 0..MAX_CHORD_STEPS {
+            let all = system.residuals(problem.compiled, state, params)?;
+            let r: Vec<f64> = self
+                .rows
+                .iter()
+                .map(|&k| all.get(k).copied().unwrap_or(0.0))
+                .collect();
+            let largest = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            if !largest.is_finite() || largest > 0.25 * last {
+                break;
+            }
+            if largest <= self.options.tolerance {
+                return Ok(Some(largest));
+            }
+            last = largest;
+            let dy = steps.solve(&r);
+            let delta: Vec<f64> = dy.iter().zip(&self.weights).map(|(d, w)| -d / w).collect();
+            move_by(problem, (state, params), &delta)?;
+        }
+        state.copy_from_slice(&predicted.0);
+        params.copy_from_slice(&predicted.1);
+        Ok(None)
+    }
+
+    /// Corrects a predicted state by Newton steps with a fresh Jacobian each (least
+    /// change, as a solve steps), up to [`MAX_NEWTON_STEPS`], each residual at most a
+    /// quarter of the one before. Returns the largest residual and the Jacobian at the
+    /// final state (for the rates) when they converge; else puts the prediction back.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn newton(
+        &mut self,
+        problem: &Problem<'_>,
+        state: &mut [f64],
+        params: &mut [f64],
+    ) -> Result<Option<(f64, TangentJacobian)>, SolveError> {
+        let system = problem.system;
+        let predicted = (state.to_vec(), params.to_vec());
+        let mut last = f64::INFINITY;
+        for _ in 0..=MAX_NEWTON_STEPS {
+            let (r, jac) =
+                system.tangent_jacobian_of_rows(problem.compiled, state, params, &self.rows)?;
+            let largest = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            if !largest.is_finite() || largest > 0.25 * last {
+                break;
+            }
+            if largest <= self.options.tolerance {
+                return Ok(Some((largest, jac)));
+            }
+            last = largest;
+            let shape = (self.rows.len(), self.options.dense_columns);
+            let factored = filled(&mut self.matrix, shape, &self.weights, &jac)?;
+            let steps = factored.regularized(0.0, 1e-6)?;
+            // The least-change step, refined like the rates.
+            let x = refined(&steps, &jac, &self.weights, (&r, MAX_REFINEMENTS)).0;
+            let delta: Vec<f64> = x.iter().map(|d| -d).collect();
+            move_by(problem, (state, params), &delta)?;
+        }
+        state.copy_from_slice(&predicted.0);
+        params.copy_from_slice(&predicted.1);
+        Ok(None)
+    }
+}
+
+/// Moves `state` by the tangent step `delta`, its turn counters (in `params`) kept
+/// continuous.
+pub(super) fn move_by(
+    problem: &Problem<'_>,
+    (state, params): (&mut [f64], &mut [f64]),
+    delta: &[f64],
+) -> Result<(), SolveError> {
+    let before = state.to_vec();
+    problem.system.retract(state, delta)?;
+    problem
+        .system
+        .update_turns(problem.compiled, &before, state, params)?;
+    Ok(())
+}
