@@ -31,6 +31,16 @@ fn fixtures_with_motions() -> Vec<(String, String)> {
     out
 }
 
+/// Where part `id` is among a frame's parts (the parts that are not grounded, in file
+/// order).
+fn moving_index(m: &Mechanism, id: &str) -> usize {
+    m.model()
+        .parts()
+        .filter(|(_, p)| !p.grounded)
+        .position(|(_, p)| p.id == id)
+        .unwrap()
+}
+
 #[test]
 fn rates_match_central_differences_on_every_fixture_with_motions() {
     let fixtures = fixtures_with_motions();
@@ -177,12 +187,7 @@ fn a_crank_rocker_runs_through_the_rockers_extremes() {
     assert!(run.completed, "{:?}", run.events);
     assert_eq!(run.frames.len(), 721);
     // The rocker's angular velocity changes sign (its extremes) four times in two turns.
-    let rocker = m
-        .model()
-        .parts()
-        .position(|(_, p)| p.id == "rocker")
-        .unwrap()
-        - 1;
+    let rocker = moving_index(&m, "rocker");
     let w: Vec<f64> = run
         .frames
         .iter()
@@ -217,12 +222,7 @@ fn a_joint_limit_reached_stops_the_run() {
 fn four_bar_rocker_follows_an_independent_loop_closure() {
     let (m, run) = four_bar_two_turns();
     assert!(run.completed);
-    let rocker = m
-        .model()
-        .parts()
-        .position(|(_, p)| p.id == "rocker")
-        .unwrap()
-        - 1;
+    let rocker = moving_index(&m, "rocker");
     let (l1, l2, l3, d) = (40.0f64, 120.0f64, 80.0f64, [100.0f64, 0.0f64]);
     let w1 = std::f64::consts::TAU;
     let perp = |a: f64| [-a.sin(), a.cos()];
@@ -311,14 +311,7 @@ fn coupling_speed_ratios_are_exact() {
     ];
     for (name, driver, driven, ratio) in cases {
         let mut m = Mechanism::from_json(&fixture_text(name), Some(name)).unwrap();
-        let index = |id: &str| {
-            m.model()
-                .parts()
-                .filter(|(_, p)| !p.grounded)
-                .position(|(_, p)| p.id == id)
-                .unwrap()
-        };
-        let (a, b) = (index(driver), index(driven));
+        let (a, b) = (moving_index(&m, driver), moving_index(&m, driven));
         let run = m
             .kinematics(RunSettings::new(0.0, 1.0, 0.01, None).unwrap())
             .unwrap();
@@ -368,12 +361,7 @@ fn joint_coordinates_and_rates_follow_the_parts() {
     let run = m
         .kinematics(RunSettings::new(0.0, 1.0, 0.01, None).unwrap())
         .unwrap();
-    let piston = m
-        .model()
-        .parts()
-        .filter(|(_, p)| !p.grounded)
-        .position(|(_, p)| p.id == "piston")
-        .unwrap();
+    let piston = moving_index(&m, "piston");
     for f in &run.frames {
         let find = |id: &str| {
             *f.joints
