@@ -67,7 +67,7 @@ pub struct Mass {
     pub mass: Scalar,
     /// Centre of mass in part coordinates.
     pub center_of_mass: [Scalar; 3],
-    /// Inertia about the centre of mass, in part axes (symmetric positive definite).
+    /// Inertia about the centre of mass, in part axes (symmetric positive semi-definite).
     pub inertia: [[Scalar; 3]; 3],
 }
 
@@ -84,8 +84,20 @@ pub struct Part {
     pub markers: Vec<(String, Placement)>,
     /// Mass properties, if given.
     pub mass: Option<Mass>,
+    /// Initial velocity for dynamics (world frame), if given; at rest otherwise.
+    pub velocity: Option<PartVelocity>,
     /// Data for other programs.
     pub extra: Option<Extra>,
+}
+
+/// A part's initial velocity for dynamics: the linear velocity of the part frame's
+/// origin and the angular velocity, world frame (length / time, angle / time).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartVelocity {
+    /// Velocity of the part frame's origin.
+    pub linear: [Scalar; 3],
+    /// Angular velocity.
+    pub angular: [Scalar; 3],
 }
 
 impl Part {
@@ -97,6 +109,7 @@ impl Part {
             placement,
             markers: Vec::new(),
             mass: None,
+            velocity: None,
             extra: None,
         }
     }
@@ -181,12 +194,57 @@ pub struct Forces {
 /// Settings of time runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Simulation {
+    /// Start time (`None`: 0).
+    pub start: Option<Scalar>,
     /// End time.
     pub end: Scalar,
     /// Integration step.
     pub step: Scalar,
     /// Output interval.
     pub output_step: Option<Scalar>,
+    /// Integration method of dynamics (`None`: generalized-alpha).
+    pub method: Option<Method>,
+    /// Spectral radius at infinite frequency of generalized-alpha, in `[0, 1]`.
+    pub rho_inf: Option<Scalar>,
+    /// Newton tolerance of dynamics on the residuals (model units).
+    pub tolerance: Option<Scalar>,
+    /// Baumgarte stabilisation `(alpha, beta)` (with `method` Baumgarte).
+    pub baumgarte: Option<[Scalar; 2]>,
+}
+
+impl Simulation {
+    /// Settings with an end and a step, the rest unset.
+    pub fn new(end: Scalar, step: Scalar) -> Simulation {
+        Simulation {
+            start: None,
+            end,
+            step,
+            output_step: None,
+            method: None,
+            rho_inf: None,
+            tolerance: None,
+            baumgarte: None,
+        }
+    }
+}
+
+/// How dynamics integrates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Index-3 generalized-alpha (file name `generalized_alpha`).
+    GeneralizedAlpha,
+    /// Index-1 with Baumgarte stabilisation (file name `baumgarte`).
+    Baumgarte,
+}
+
+impl Method {
+    /// The name in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::GeneralizedAlpha => "generalized_alpha",
+            Method::Baumgarte => "baumgarte",
+        }
+    }
 }
 
 /// An assembly. Build it from a file (`crate::read_json`, `crate::read_asmt`) or

@@ -47,8 +47,8 @@ pub use asmt::{
     read_asmt, read_asmt_time_series, AsmtTimeSeries, PartRates, ASMT_MATRIX_TOLERANCE,
 };
 pub use assembly::{
-    Assembly, Coordinate, Extra, Forces, JointKey, Load, Mass, Motion, Part, PartKey, Simulation,
-    Spring,
+    Assembly, Coordinate, Extra, Forces, JointKey, Load, Mass, Method, Motion, Part, PartKey,
+    PartVelocity, Simulation, Spring,
 };
 pub use error::{ModelError, Place};
 pub use joint::{

@@ -172,6 +172,10 @@ pub(crate) fn part(p: &Part, n: Numbers<'_>) -> Checked {
     if let Some(m) = &p.mass {
         mass(m, n).map_err(|e| e.under("mass"))?;
     }
+    if let Some(v) = &p.velocity {
+        n.vector(&v.linear, format_args!("velocity.linear"), None)?;
+        n.vector(&v.angular, format_args!("velocity.angular"), None)?;
+    }
     Ok(())
 }
 
@@ -188,7 +192,7 @@ pub(crate) fn mass(m: &Mass, n: Numbers<'_>) -> Checked {
     check_inertia(&values).map_err(|message| Invalid::new("inertia", message))
 }
 
-/// Symmetric, positive definite, and the principal moments satisfy the triangle
+/// Symmetric, positive semi-definite, and the principal moments satisfy the triangle
 /// inequality (a physical body).
 pub(crate) fn check_inertia(m: &[[f64; 3]; 3]) -> Result<(), String> {
     let scale = m
@@ -205,16 +209,12 @@ pub(crate) fn check_inertia(m: &[[f64; 3]; 3]) -> Result<(), String> {
             ));
         }
     }
-    // Leading minors (Sylvester's criterion).
-    let d1 = m[0][0];
-    let d2 = m[0][0] * m[1][1] - m[0][1] * m[1][0];
-    let d3 = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
-        - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
-        + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
-    if d1 <= 0.0 || d2 <= 0.0 || d3 <= 0.0 {
-        return Err("the inertia matrix is not positive definite".into());
-    }
+    // Positive semi-definite: a point mass has no inertia, a thin rod none about its
+    // own axis (the spec allows equality).
     let [a, b, c] = symmetric_eigenvalues(m);
+    if a < -tol {
+        return Err("the inertia matrix is not positive semi-definite".into());
+    }
     if a + b < c - tol || a + c < b - tol || b + c < a - tol {
         return Err(format!(
             "the principal moments of inertia ({a}, {b}, {c}) break the triangle inequality (no real body has them)"
@@ -487,6 +487,32 @@ pub(crate) fn simulation(s: &Simulation, n: Numbers<'_>) -> Checked {
     n.rule(&s.step, format_args!("step"), Rule::Positive)?;
     if let Some(o) = &s.output_step {
         n.rule(o, format_args!("output_step"), Rule::Positive)?;
+    }
+    if let Some(start) = &s.start {
+        let start = n.eval(start, format_args!("start"), None)?;
+        let end = n.eval(&s.end, format_args!("end"), None)?;
+        if end < start {
+            return Err(Invalid::new(
+                "end",
+                format!("the run ends ({end}) before it starts ({start})"),
+            ));
+        }
+    }
+    if let Some(rho) = &s.rho_inf {
+        let rho = n.eval(rho, format_args!("rho_inf"), None)?;
+        if !(0.0..=1.0).contains(&rho) {
+            return Err(Invalid::new(
+                "rho_inf",
+                format!("must be from 0 to 1, is {rho}"),
+            ));
+        }
+    }
+    if let Some(t) = &s.tolerance {
+        n.rule(t, format_args!("tolerance"), Rule::Positive)?;
+    }
+    if let Some([alpha, beta]) = &s.baumgarte {
+        n.rule(alpha, format_args!("baumgarte.alpha"), Rule::NonNegative)?;
+        n.rule(beta, format_args!("baumgarte.beta"), Rule::NonNegative)?;
     }
     Ok(())
 }

@@ -139,7 +139,7 @@ fn malformed() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ("two rotation forms", base(r#"{ "id": "p", "placement": { "rotation": { "axis": [0, 0, 1], "angle": 1, "quaternion": [1, 0, 0, 0] } } }"#, ""), "parts[1].placement.rotation", "a rotation takes one form"),
         ("position of 2", base(r#"{ "id": "p", "placement": { "position": [1, 2] } }"#, ""), "parts[1].placement.position", "expected 3 numbers, found 2"),
         ("unknown name in position", base(r#"{ "id": "p", "placement": { "position": [1, "W", 0] } }"#, ""), "parts[1].placement.position[1]", "'W': at character 1: unknown name 'W'"),
-        ("inertia not positive definite", base(r#"{ "id": "p", "mass": { "mass": 1, "inertia": [[1, 0, 0], [0, -1, 0], [0, 0, 1]] } }"#, ""), "parts[1].mass.inertia", "the inertia matrix is not positive definite"),
+        ("inertia not positive definite", base(r#"{ "id": "p", "mass": { "mass": 1, "inertia": [[1, 0, 0], [0, -1, 0], [0, 0, 1]] } }"#, ""), "parts[1].mass.inertia", "the inertia matrix is not positive semi-definite"),
         ("inertia triangle", base(r#"{ "id": "p", "mass": { "mass": 1, "inertia": [[1, 0, 0], [0, 1, 0], [0, 0, 5]] } }"#, ""), "parts[1].mass.inertia", "the principal moments of inertia"),
         ("inertia not symmetric", base(r#"{ "id": "p", "mass": { "mass": 1, "inertia": [[2, 1, 0], [0, 2, 0], [0, 0, 2]] } }"#, ""), "parts[1].mass.inertia", "the inertia matrix is not symmetric"),
         ("negative mass", base(r#"{ "id": "p", "mass": { "mass": -1, "inertia": [[1, 0, 0], [0, 1, 0], [0, 0, 1]] } }"#, ""), "parts[1].mass.mass", "must be greater than 0"),

@@ -77,6 +77,8 @@ pub enum Grounding {
     Explicit,
     /// No part was grounded; this one (the first) is treated as grounded.
     FirstPart(PartKey),
+    /// No part is grounded and none is held ([`System::build_floating`]).
+    Floating,
 }
 
 /// A continuous angle: `raw + 2 pi turns`.
@@ -202,6 +204,17 @@ impl System {
     /// Builds the equations of `assembly` (its model must be valid; parameters are
     /// evaluated here too).
     pub fn build(assembly: &Assembly) -> Result<System, SystemError> {
+        Self::build_with(assembly, true)
+    }
+
+    /// [`build`](Self::build), but an assembly with no grounded part keeps every part
+    /// free (dynamics: a free-floating mechanism falls as a whole) instead of holding its
+    /// first part.
+    pub fn build_floating(assembly: &Assembly) -> Result<System, SystemError> {
+        Self::build_with(assembly, false)
+    }
+
+    fn build_with(assembly: &Assembly, ground_first: bool) -> Result<System, SystemError> {
         let values = assembly.parameter_values();
         let mut b = Builder {
             graph: ExprGraph::new(),
@@ -235,8 +248,9 @@ impl System {
         // Parts: grounded ones are expressions of parameters, free ones unknowns.
         let any_grounded = assembly.parts().any(|(_, p)| p.grounded);
         let grounding = match (any_grounded, assembly.parts().next()) {
-            (false, Some((k, _))) => Grounding::FirstPart(k),
-            _ => Grounding::Explicit,
+            (false, Some((k, _))) if ground_first => Grounding::FirstPart(k),
+            (false, _) => Grounding::Floating,
+            (true, _) => Grounding::Explicit,
         };
         let mut transforms: FxHashMap<PartKey, Transform> = FxHashMap::default();
         let mut free_parts = Vec::new();

@@ -47,6 +47,10 @@ pub enum Error {
     /// The part is grounded (or held as the first part): it cannot be dragged.
     #[error("part '{0}' is grounded: it does not move")]
     GroundedPart(String),
+    /// Dynamics cannot use the assembly's mass data, forces or start (the message names
+    /// the part, spring or joints).
+    #[error("dynamics: {0}")]
+    Dynamics(String),
     /// Run settings that cannot be used (a step that is not positive, an end before
     /// the start, too many steps).
     #[error("run settings: {0}")]

@@ -81,7 +81,7 @@ impl RunSettings {
         })
     }
 
-    /// The file's `simulation` settings (start 0), with `end` and `step` given by the
+    /// The file's `simulation` settings (start 0 unless it gives one), with `end` and `step` given by the
     /// caller (the command line) taking their place; defaults [`DEFAULT_END`] and
     /// `1 / DEFAULT_STEPS`.
     pub fn for_assembly(
@@ -95,9 +95,13 @@ impl RunSettings {
         let file_end = sim.and_then(|s| number(&s.end));
         let file_step = sim.and_then(|s| number(&s.step));
         let file_output = sim.and_then(|s| s.output_step.as_ref()).and_then(number);
+        let start = sim
+            .and_then(|s| s.start.as_ref())
+            .and_then(number)
+            .unwrap_or(0.0);
         let end = end.or(file_end).unwrap_or(DEFAULT_END);
         let step = step.or(file_step).unwrap_or(1.0 / DEFAULT_STEPS);
-        RunSettings::new(0.0, end, step, file_output)
+        RunSettings::new(start, end, step, file_output)
     }
 
     /// Start time.
@@ -119,7 +123,7 @@ impl RunSettings {
 
     /// The times stepped to, each with whether it is reported: `start + k step`, the
     /// last exactly `end`.
-    fn times(&self) -> Vec<(f64, bool)> {
+    pub(crate) fn times(&self) -> Vec<(f64, bool)> {
         let span = self.end - self.start;
         let steps = (span / self.step - 1e-9).ceil().max(0.0) as usize;
         let every = (self.output_step / self.step).round().max(1.0) as usize;
@@ -236,7 +240,7 @@ pub struct Frames<'m> {
 
 impl Mechanism {
     /// The equations' velocity and acceleration tapes, made at the first run.
-    fn rates(&mut self) -> Result<(), Error> {
+    pub(crate) fn rates(&mut self) -> Result<(), Error> {
         if self.built.rates.is_none() {
             let rows = run_rows(&self.built.system);
             let mut rates = self.built.system.rates(&rows)?;
@@ -266,7 +270,7 @@ impl Mechanism {
     }
 
     /// The options of a run's solves: the mechanism's, with the motions taking part.
-    fn run_options(&self) -> tenon_solve::SolveOptions {
+    pub(crate) fn run_options(&self) -> tenon_solve::SolveOptions {
         tenon_solve::SolveOptions {
             include_motions: true,
             ..self.options
@@ -353,7 +357,7 @@ impl Mechanism {
     }
 }
 
-fn quaternion_at(state: &[f64], part: usize) -> [f64; 4] {
+pub(crate) fn quaternion_at(state: &[f64], part: usize) -> [f64; 4] {
     let at = STATE_PER_PART * part + 3;
     std::array::from_fn(|k| state.get(at + k).copied().unwrap_or(0.0))
 }
@@ -383,13 +387,21 @@ impl Iterator for Frames<'_> {
             }));
             if reported || stop {
                 self.stopped = stop;
-                let mut frame = client_frame(self.mechanism, &mut self.last_quaternions, &frame);
+                let mut frame = client_frame(
+                    (self.mechanism, &self.mechanism.built.system),
+                    &mut self.last_quaternions,
+                    &frame,
+                );
                 frame.joints = self.coordinates.at(self.mechanism, &frame);
                 return Some(Ok((frame, std::mem::take(&mut self.pending))));
             }
             // Keep quaternion signs and counted turns continuous through frames not
             // reported.
-            let frame = client_frame(self.mechanism, &mut self.last_quaternions, &frame);
+            let frame = client_frame(
+                (self.mechanism, &self.mechanism.built.system),
+                &mut self.last_quaternions,
+                &frame,
+            );
             self.coordinates.at(self.mechanism, &frame);
         }
         self.stopped = true;
@@ -399,12 +411,11 @@ impl Iterator for Frames<'_> {
 
 /// A solver frame in client terms (angles in the file's unit, quaternion signs
 /// continuous with `last`).
-fn client_frame(
-    mechanism: &Mechanism,
+pub(crate) fn client_frame(
+    (mechanism, system): (&Mechanism, &tenon_system::System),
     last_quaternions: &mut [[f64; 4]],
     frame: &tenon_solve::KinematicFrame,
 ) -> Frame {
-    let system = &mechanism.built.system;
     let per_radian = 1.0 / mechanism.assembly.units().angle.radians();
     let parts = system
         .free_parts()
@@ -458,7 +469,7 @@ struct Tracked {
 
 /// The joints' remaining coordinates, frame by frame.
 #[derive(Debug, Clone, Default)]
-struct Coordinates {
+pub(crate) struct Coordinates {
     tracked: Vec<Tracked>,
 }
 
@@ -482,7 +493,7 @@ fn axes(pose: &tenon_model::Pose) -> ([f64; 3], [[f64; 3]; 3]) {
 }
 
 impl Coordinates {
-    fn new(m: &Mechanism) -> Coordinates {
+    pub(crate) fn new(m: &Mechanism) -> Coordinates {
         use tenon_model::{Coordinate, JointType, MarkerSpec};
         let a = &m.assembly;
         let local = |r: &tenon_model::MarkerRef| -> Option<(PartKey, tenon_model::Pose)> {
@@ -522,7 +533,7 @@ impl Coordinates {
     }
 
     /// The coordinates at a frame (turns counted from the last call).
-    fn at(&mut self, m: &Mechanism, frame: &Frame) -> Vec<JointFrame> {
+    pub(crate) fn at(&mut self, m: &Mechanism, frame: &Frame) -> Vec<JointFrame> {
         let per_radian = 1.0 / m.assembly.units().angle.radians();
         let motion = |part: PartKey| -> (tenon_model::Pose, [f64; 3], [f64; 3]) {
             match frame.parts.iter().find(|p| p.part == part) {

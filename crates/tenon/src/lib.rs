@@ -69,12 +69,17 @@
 
 #![warn(missing_docs)]
 
+mod dynamics;
 mod edit;
 mod error;
 mod kinematics;
 mod mechanism;
 mod report;
 
+pub use dynamics::{
+    DynamicEvent, DynamicEventKind, DynamicFrame, DynamicFrames, DynamicMethod, DynamicTrajectory,
+    Effort, Energy, IntegrationSettings, Reaction, SimulationSettings,
+};
 pub use error::Error;
 pub use kinematics::{
     Event, EventKind, Frame, Frames, JointFrame, PartFrame, RunSettings, Trajectory, DEFAULT_END,

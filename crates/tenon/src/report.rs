@@ -159,7 +159,9 @@ impl Report {
             unsatisfied,
             flipped: r.flipped,
             grounding: match system.grounding() {
-                tenon_system::Grounding::Explicit => Grounding::Explicit,
+                tenon_system::Grounding::Explicit | tenon_system::Grounding::Floating => {
+                    Grounding::Explicit
+                }
                 tenon_system::Grounding::FirstPart(p) => Grounding::FirstPart(p),
             },
         }

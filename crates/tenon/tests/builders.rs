@@ -334,7 +334,7 @@ fn every_invalid_part_and_mass_is_refused_with_the_readers_message() {
                 r#""inertia": [[1, 0, 0], [0, -1, 0], [0, 0, 1]]"#,
             ),
             Box::new(|p| p.mass.as_mut().unwrap().inertia[1][1] = n(-1.0)),
-            "the inertia matrix is not positive definite",
+            "the inertia matrix is not positive semi-definite",
         ),
         (
             "arm",
@@ -388,11 +388,7 @@ fn motions_forces_and_simulation_are_refused_with_the_readers_message() {
         "\n  ],\n  \"simulation\": { \"end\": 1, \"step\": 0 }\n}",
     );
     let built = base()
-        .set_simulation(Some(Simulation {
-            end: n(1.0),
-            step: n(0.0),
-            output_step: None,
-        }))
+        .set_simulation(Some(Simulation::new(n(1.0), n(0.0))))
         .unwrap_err();
     assert_eq!(read, "must be greater than 0, is 0");
     assert_eq!(built.message(), read);

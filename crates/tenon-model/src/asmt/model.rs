@@ -210,9 +210,8 @@ impl<'a> Reader<'_, 'a> {
                 }
                 assembly
                     .set_simulation(Some(Simulation {
-                        end: Scalar::Number(tend),
-                        step: Scalar::Number(hmax.min(hout)),
                         output_step: Some(Scalar::Number(hout)),
+                        ..Simulation::new(Scalar::Number(tend), Scalar::Number(hmax.min(hout)))
                     }))
                     .map_err(|e| ModelError::at_line(self.line(sim), e.message()))?;
             }

@@ -13,8 +13,8 @@ use serde_json::Value;
 use super::value::{array, collect_nested, describe, key_path, resolved, Obj, Result, Strict};
 use super::{FORMAT_NAME, FORMAT_VERSION};
 use crate::assembly::{
-    Assembly, Coordinate, ExtraOwner, Forces, JointKey, Load, Mass, Motion, NestedExtra, Part,
-    PartKey, Simulation, Spring,
+    Assembly, Coordinate, ExtraOwner, Forces, JointKey, Load, Mass, Method, Motion, NestedExtra,
+    Part, PartKey, PartVelocity, Simulation, Spring,
 };
 use crate::error::{ModelError, Place};
 use crate::joint::{CamProfile, Field, Joint, JointType, Limits, MarkerRef, MarkerSpec, Range};
@@ -341,6 +341,10 @@ fn read_part(v: &Value, path: &str) -> Result<Part> {
         Some(v) => Some(read_mass(v, &o.at("mass"))?),
         None => None,
     };
+    let velocity = match o.get("velocity") {
+        Some(v) => Some(read_velocity(v, &o.at("velocity"))?),
+        None => None,
+    };
     let extra = o.extra();
     o.finish()?;
     Ok(Part {
@@ -349,8 +353,24 @@ fn read_part(v: &Value, path: &str) -> Result<Part> {
         placement,
         markers,
         mass,
+        velocity,
         extra,
     })
+}
+
+fn read_velocity(v: &Value, path: &str) -> Result<PartVelocity> {
+    let mut o = Obj::new(v, path.to_string())?;
+    let zero = || std::array::from_fn(|_| Scalar::Number(0.0));
+    let linear = match o.get("linear") {
+        Some(v) => vector::<3>(v, &o.at("linear"))?,
+        None => zero(),
+    };
+    let angular = match o.get("angular") {
+        Some(v) => vector::<3>(v, &o.at("angular"))?,
+        None => zero(),
+    };
+    o.finish()?;
+    Ok(PartVelocity { linear, angular })
 }
 
 fn read_mass(v: &Value, path: &str) -> Result<Mass> {
@@ -663,14 +683,50 @@ fn read_simulation(v: &Value) -> Result<Simulation> {
     let mut o = Obj::new(v, "simulation".into())?;
     let end = scalar_syntax(o.req("end")?, &o.at("end"))?;
     let step = scalar_syntax(o.req("step")?, &o.at("step"))?;
-    let output_step = match o.get("output_step") {
-        Some(s) => Some(scalar_syntax(s, &o.at("output_step"))?),
+    let optional = |o: &mut Obj<'_>, key: &str| -> Result<Option<Scalar>> {
+        match o.get(key) {
+            Some(s) => Ok(Some(scalar_syntax(s, &o.at(key))?)),
+            None => Ok(None),
+        }
+    };
+    let start = optional(&mut o, "start")?;
+    let output_step = optional(&mut o, "output_step")?;
+    let rho_inf = optional(&mut o, "rho_inf")?;
+    let tolerance = optional(&mut o, "tolerance")?;
+    let method = match o.opt_str("method")? {
+        None => None,
+        Some(name) => Some(match name.as_str() {
+            "generalized_alpha" => Method::GeneralizedAlpha,
+            "baumgarte" => Method::Baumgarte,
+            other => {
+                return Err(ModelError::at_path(
+                    &o.at("method"),
+                    format!(
+                        "unknown method '{other}' (expected 'generalized_alpha' or 'baumgarte')"
+                    ),
+                ))
+            }
+        }),
+    };
+    let baumgarte = match o.get("baumgarte") {
+        Some(v) => {
+            let mut b = Obj::new(v, o.at("baumgarte"))?;
+            let alpha = scalar_syntax(b.req("alpha")?, &b.at("alpha"))?;
+            let beta = scalar_syntax(b.req("beta")?, &b.at("beta"))?;
+            b.finish()?;
+            Some([alpha, beta])
+        }
         None => None,
     };
     o.finish()?;
     Ok(Simulation {
+        start,
         end,
         step,
         output_step,
+        method,
+        rho_inf,
+        tolerance,
+        baumgarte,
     })
 }

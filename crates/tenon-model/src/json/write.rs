@@ -257,6 +257,12 @@ fn part(p: &Part) -> Value {
             }),
         );
     }
+    if let Some(v) = &p.velocity {
+        map.insert(
+            "velocity".into(),
+            json!({ "linear": vector(&v.linear), "angular": vector(&v.angular) }),
+        );
+    }
     Value::Object(map)
 }
 
@@ -406,10 +412,28 @@ fn to_value(a: &Assembly) -> Value {
     }
     if let Some(s) = a.simulation() {
         let mut sim = Map::new();
+        if let Some(start) = &s.start {
+            sim.insert("start".into(), scalar(start));
+        }
         sim.insert("end".into(), scalar(&s.end));
         sim.insert("step".into(), scalar(&s.step));
         if let Some(o) = &s.output_step {
             sim.insert("output_step".into(), scalar(o));
+        }
+        if let Some(m) = s.method {
+            sim.insert("method".into(), Value::String(m.name().into()));
+        }
+        if let Some(r) = &s.rho_inf {
+            sim.insert("rho_inf".into(), scalar(r));
+        }
+        if let Some(t) = &s.tolerance {
+            sim.insert("tolerance".into(), scalar(t));
+        }
+        if let Some([alpha, beta]) = &s.baumgarte {
+            sim.insert(
+                "baumgarte".into(),
+                json!({ "alpha": scalar(alpha), "beta": scalar(beta) }),
+            );
         }
         root.insert("simulation".into(), Value::Object(sim));
     }

@@ -1,0 +1,241 @@
+//! Index-3 generalized-alpha on the rotation group (Chung-Hulbert's scheme as Arnold and
+//! Bruls put it on Lie groups), in the solver's tangent coordinates.
+//!
+//! With `rho` the spectral radius at infinite frequency: `alpha_m = (2 rho - 1) / (rho +
+//! 1)`, `alpha_f = rho / (rho + 1)`, `gamma = 1/2 + alpha_f - alpha_m`, `beta = (gamma +
+//! 1/2)^2 / 4`. A step from `t_n` to `t_n + h`, unknowns the acceleration-like `abar`
+//! and the multipliers:
+//!
+//! ```text
+//! q_{n+1} = exp(h v_n + h^2 (1/2 - beta) abar_n + h^2 beta abar_{n+1}) q_n
+//! v_{n+1} = v_n + h (1 - gamma) abar_n + h gamma abar_{n+1}
+//! (1 - alpha_m) abar_{n+1} + alpha_m abar_n = (1 - alpha_f) a_{n+1} + alpha_f a_n
+//! M(q) a + h(q, v) - Q(q, v, t) + J^T lambda = 0,   C(q_{n+1}, t_{n+1}) = 0
+//! ```
+//!
+//! (`exp` per part: translation added, rotation vector applied on the left, as the
+//! static solver retracts). Newton on `(abar_{n+1}, lambda)`: a correction `dx` of the
+//! position increment moves `abar` by `dx / (h^2 beta)`, `a` by `beta' dx` with `beta' =
+//! (1 - alpha_m) / (h^2 beta (1 - alpha_f))`, and the iteration matrix, with `y = beta'
+//! dx`, is the KKT matrix `[M J^T; J 0]` itself (right-hand side `[-r; -beta' C]`),
+//! independent of `h`: it is factored once and kept while steps converge with it,
+//! refactored at the current pose when one converges slowly. Stiffness and damping are
+//! left out of it (modified Newton: the residuals are exact, so the answer is too).
+
+use crate::error::DynamicsError;
+use crate::kkt::Kkt;
+use crate::run::{add_transposed, largest, mass_times, set_time, Inputs, Run};
+use crate::start::{pick, spread};
+
+/// The scheme's coefficients.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Coefficients {
+    pub(crate) alpha_m: f64,
+    pub(crate) alpha_f: f64,
+    pub(crate) gamma: f64,
+    pub(crate) beta: f64,
+}
+
+impl Coefficients {
+    pub(crate) fn new(rho: f64) -> Coefficients {
+        let alpha_m = (2.0 * rho - 1.0) / (rho + 1.0);
+        let alpha_f = rho / (rho + 1.0);
+        let gamma = 0.5 + alpha_f - alpha_m;
+        Coefficients {
+            alpha_m,
+            alpha_f,
+            gamma,
+            beta: 0.25 * (gamma + 0.5) * (gamma + 0.5),
+        }
+    }
+}
+
+/// A correction that shrinks by less than this factor has the iteration matrix refreshed.
+const SLOW: f64 = 0.05;
+/// A step has converged when its last correction of the accelerations is below this
+/// fraction of their scale (the largest acceleration or gravity, rotations times the
+/// part's size) and the equations hold to the run's tolerance.
+pub(crate) const ACCELERATION_TOLERANCE: f64 = 1e-10;
+
+impl Run {
+    /// One step to `target`; `Ok(false)` (the run unchanged) when Newton does not
+    /// converge.
+    pub(crate) fn alpha_step(
+        &mut self,
+        inputs: Inputs<'_>,
+        target: f64,
+    ) -> Result<bool, DynamicsError> {
+        let problem = inputs.problem;
+        let system = problem.system;
+        let n = self.velocity.len();
+        let h = target - self.time;
+        let c = Coefficients::new(self.settings.rho_inf);
+        let beta_prime = (1.0 - c.alpha_m) / (h * h * c.beta * (1.0 - c.alpha_f));
+        // Predictor: the acceleration and the multipliers of the last step.
+        let mut accel = self.acceleration.clone();
+        let mut pseudo: Vec<f64> = (0..n)
+            .map(|k| {
+                (c.alpha_f * self.acceleration[k] + (1.0 - c.alpha_f) * accel[k]
+                    - c.alpha_m * self.pseudo[k])
+                    / (1.0 - c.alpha_m)
+            })
+            .collect();
+        let mut lambda = self.multipliers.clone();
+        let mut params = self.params.clone();
+        set_time(system, &mut params, target);
+        let mut state = self.state.clone();
+        let mut velocity = vec![0.0; n];
+        let mut fresh = false;
+        let mut last_correction = f64::INFINITY;
+        for _ in 0..self.settings.max_iterations {
+            // The pose, velocity and acceleration of this iterate.
+            let increment: Vec<f64> = (0..n)
+                .map(|k| {
+                    h * self.velocity[k]
+                        + h * h * ((0.5 - c.beta) * self.pseudo[k] + c.beta * pseudo[k])
+                })
+                .collect();
+            for k in 0..n {
+                velocity[k] =
+                    self.velocity[k] + h * ((1.0 - c.gamma) * self.pseudo[k] + c.gamma * pseudo[k]);
+                accel[k] = ((1.0 - c.alpha_m) * pseudo[k] + c.alpha_m * self.pseudo[k]
+                    - c.alpha_f * self.acceleration[k])
+                    / (1.0 - c.alpha_f);
+            }
+            state.copy_from_slice(&self.state);
+            params.copy_from_slice(&self.params);
+            set_time(system, &mut params, target);
+            system.retract(&mut state, &increment)?;
+            system.update_turns(problem.compiled, &self.state, &state, &mut params)?;
+            let (residuals, jac) =
+                system.tangent_jacobian_of_rows(problem.compiled, &state, &params, &self.rows)?;
+            let placed = inputs.dynamics.placed(&state);
+            // r = M a - f + J^T lambda.
+            let (f, _) = Run::forces(inputs, &placed, &state, &velocity, n);
+            let mut r = mass_times(&placed, &accel);
+            for (x, fx) in r.iter_mut().zip(&f) {
+                *x -= fx;
+            }
+            add_transposed(&jac, &lambda, &mut r);
+            if !r.iter().chain(&residuals).all(|x| x.is_finite()) {
+                return Ok(false);
+            }
+            if self.kkt.is_none() {
+                self.kkt = Kkt::new(&placed, n, &jac, &self.active);
+                fresh = true;
+            }
+            let Some(kkt) = self.kkt.as_ref() else {
+                return Ok(false);
+            };
+            let top: Vec<f64> = r.iter().map(|x| -x).collect();
+            let bottom: Vec<f64> = pick(&residuals, &self.active)
+                .iter()
+                .map(|x| -beta_prime * x)
+                .collect();
+            let Some((y, dl)) = kkt.solve(&top, &bottom) else {
+                if fresh {
+                    return Ok(false);
+                }
+                self.kkt = None;
+                continue;
+            };
+            // The correction in acceleration units (y = beta' dx), weighed against the
+            // accelerations' own scale: a position tolerance alone would let the
+            // accelerations carry beta' times it, which grows as 1 / h^2.
+            let correction = y
+                .iter()
+                .zip(&self.weights)
+                .map(|(d, w)| (d * w).abs())
+                .fold(0.0f64, f64::max);
+            let scale = accel
+                .iter()
+                .zip(&self.weights)
+                .map(|(a, w)| (a * w).abs())
+                .fold(inputs.dynamics.gravity_scale(), f64::max);
+            for (p, d) in pseudo.iter_mut().zip(&y) {
+                *p += d / beta_prime / (h * h * c.beta);
+            }
+            for (l, d) in lambda
+                .iter_mut()
+                .zip(spread(&dl, &self.active, self.rows.len()))
+            {
+                *l += d;
+            }
+            let held = largest(&residuals);
+            if std::env::var("TENON_DEBUG").is_ok() {
+                eprintln!(
+                    "t {target} corr {correction:e} scale {scale:e} held {held:e} fresh {fresh}"
+                );
+            }
+            let settled = correction <= ACCELERATION_TOLERANCE * scale
+                || correction / beta_prime <= f64::EPSILON * self.extent;
+            if settled && held <= self.settings.tolerance {
+                self.finish(inputs, (state, params), (&pseudo, lambda), h, &c)?;
+                return Ok(true);
+            }
+            if correction > SLOW * last_correction && !fresh {
+                // Converging slowly with an old matrix: refactor at this iterate.
+                self.kkt = None;
+            }
+            last_correction = correction;
+        }
+        // Not converged: the next attempt starts with a fresh matrix.
+        self.kkt = None;
+        Ok(false)
+    }
+
+    /// Makes the converged iterate current: the pose from the final `abar`, velocities,
+    /// accelerations, multipliers, residual and work.
+    fn finish(
+        &mut self,
+        inputs: Inputs<'_>,
+        (mut state, mut params): (Vec<f64>, Vec<f64>),
+        (pseudo, lambda): (&[f64], Vec<f64>),
+        h: f64,
+        c: &Coefficients,
+    ) -> Result<(), DynamicsError> {
+        let problem = inputs.problem;
+        let system = problem.system;
+        let n = self.velocity.len();
+        let target = self.time + h;
+        let increment: Vec<f64> = (0..n)
+            .map(|k| {
+                h * self.velocity[k]
+                    + h * h * ((0.5 - c.beta) * self.pseudo[k] + c.beta * pseudo[k])
+            })
+            .collect();
+        state.copy_from_slice(&self.state);
+        params.copy_from_slice(&self.params);
+        set_time(system, &mut params, target);
+        system.retract(&mut state, &increment)?;
+        system.update_turns(problem.compiled, &self.state, &state, &mut params)?;
+        let residuals = system.residuals(problem.compiled, &state, &params)?;
+        self.max_residual = self
+            .rows
+            .iter()
+            .map(|&r| residuals.get(r).copied().unwrap_or(0.0).abs())
+            .fold(0.0f64, f64::max);
+        let mut velocity = vec![0.0; n];
+        let mut accel = vec![0.0; n];
+        for k in 0..n {
+            velocity[k] =
+                self.velocity[k] + h * ((1.0 - c.gamma) * self.pseudo[k] + c.gamma * pseudo[k]);
+            accel[k] = ((1.0 - c.alpha_m) * pseudo[k] + c.alpha_m * self.pseudo[k]
+                - c.alpha_f * self.acceleration[k])
+                / (1.0 - c.alpha_f);
+        }
+        self.state = state;
+        self.params = params;
+        self.velocity = velocity;
+        self.acceleration = accel;
+        self.pseudo = pseudo.to_vec();
+        self.multipliers = lambda;
+        self.time = target;
+        let placed = inputs.dynamics.placed(&self.state);
+        let (_, power) = Run::forces(inputs, &placed, &self.state, &self.velocity, n);
+        let power = power + self.drive_power(inputs)?;
+        self.done_work += 0.5 * h * (self.power + power);
+        self.power = power;
+        Ok(())
+    }
+}

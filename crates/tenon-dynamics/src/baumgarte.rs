@@ -1,0 +1,143 @@
+//! Index-1 mode with Baumgarte stabilisation (the seeds' form), for comparison and for
+//! users who know it: at each evaluation the accelerations and multipliers solve
+//!
+//! ```text
+//! M a + J^T lambda = f,    J a = -gamma - 2 alpha C' - beta^2 C
+//! ```
+//!
+//! with `-gamma` the kinematic run's full right-hand side (including `-(dJ/dt) v`, so a
+//! conical pendulum's tension is `m g / cos(theta)`), `C' = J v + C_t` and `C` the
+//! residuals. The state is integrated by the classical Runge-Kutta 4 on the manifold:
+//! each stage's pose is `exp(h c_i k) q_n` (per part: translation added, rotation vector
+//! on the left), the step `exp(h / 6 (k1 + 2 k2 + 2 k3 + k4)) q_n`. That is fourth order
+//! for rotations about a fixed axis (planar mechanisms) and second order in general
+//! (no `dexp` correction); generalized-alpha is the accurate method.
+
+use tenon_system::TangentJacobian;
+
+use crate::error::DynamicsError;
+use crate::kkt::Kkt;
+use crate::run::{largest, set_time, times, Inputs, Run};
+use crate::start::{pick, solve_refined, spread};
+
+impl Run {
+    /// The accelerations and multipliers at `(state, params)` with `velocity`; `None`
+    /// where the KKT matrix cannot be factored.
+    fn baumgarte_rates(
+        &mut self,
+        inputs: Inputs<'_>,
+        (state, params): (&[f64], &[f64]),
+        velocity: &[f64],
+    ) -> Result<Option<(Vec<f64>, Vec<f64>, f64)>, DynamicsError> {
+        let problem = inputs.problem;
+        let system = problem.system;
+        let n = velocity.len();
+        let (residuals, jac): (Vec<f64>, TangentJacobian) =
+            system.tangent_jacobian_of_rows(problem.compiled, state, params, &self.rows)?;
+        let placed = inputs.dynamics.placed(state);
+        let Some(kkt) = Kkt::new(&placed, n, &jac, &self.active) else {
+            return Ok(None);
+        };
+        let (f, _) = Run::forces(inputs, &placed, state, velocity, n);
+        let c_t: Vec<f64> = inputs
+            .rates
+            .velocity_rhs(&mut self.work, (state, params))?
+            .iter()
+            .map(|x| -x)
+            .collect();
+        let gamma = inputs
+            .rates
+            .acceleration_rhs(&mut self.work, (state, params), velocity)?
+            .to_vec();
+        let jv = times(&jac, velocity);
+        let (alpha, beta) = self.settings.baumgarte;
+        let rhs: Vec<f64> = (0..self.rows.len())
+            .map(|k| gamma[k] - 2.0 * alpha * (jv[k] + c_t[k]) - beta * beta * residuals[k])
+            .collect();
+        let Some((a, y)) = solve_refined(
+            &kkt,
+            (&placed, &jac, &self.active),
+            &f,
+            &pick(&rhs, &self.active),
+        ) else {
+            return Ok(None);
+        };
+        Ok(Some((
+            a,
+            spread(&y, &self.active, self.rows.len()),
+            largest(&residuals),
+        )))
+    }
+
+    /// One Runge-Kutta 4 step to `target`; `Ok(false)` (the run unchanged) when an
+    /// evaluation fails.
+    pub(crate) fn baumgarte_step(
+        &mut self,
+        inputs: Inputs<'_>,
+        target: f64,
+    ) -> Result<bool, DynamicsError> {
+        let problem = inputs.problem;
+        let system = problem.system;
+        let n = self.velocity.len();
+        let h = target - self.time;
+        let v0 = self.velocity.clone();
+        let a0 = self.acceleration.clone();
+        let mut ks: Vec<(Vec<f64>, Vec<f64>)> = vec![(v0.clone(), a0)];
+        for (fraction, from) in [(0.5, 0usize), (0.5, 1), (1.0, 2)] {
+            let (kv, ka) = &ks[from];
+            let increment: Vec<f64> = kv.iter().map(|x| x * h * fraction).collect();
+            let velocity: Vec<f64> = (0..n).map(|k| v0[k] + h * fraction * ka[k]).collect();
+            let mut state = self.state.clone();
+            let mut params = self.params.clone();
+            set_time(system, &mut params, self.time + h * fraction);
+            system.retract(&mut state, &increment)?;
+            system.update_turns(problem.compiled, &self.state, &state, &mut params)?;
+            let Some((a, _, _)) = self.baumgarte_rates(inputs, (&state, &params), &velocity)?
+            else {
+                return Ok(false);
+            };
+            ks.push((velocity, a));
+        }
+        let combine = |pick: &dyn Fn(&(Vec<f64>, Vec<f64>)) -> &Vec<f64>| -> Vec<f64> {
+            (0..n)
+                .map(|k| {
+                    (pick(&ks[0])[k]
+                        + 2.0 * pick(&ks[1])[k]
+                        + 2.0 * pick(&ks[2])[k]
+                        + pick(&ks[3])[k])
+                        / 6.0
+                })
+                .collect()
+        };
+        let mean_velocity = combine(&|k| &k.0);
+        let mean_accel = combine(&|k| &k.1);
+        let increment: Vec<f64> = mean_velocity.iter().map(|x| x * h).collect();
+        let velocity: Vec<f64> = (0..n).map(|k| v0[k] + h * mean_accel[k]).collect();
+        let mut state = self.state.clone();
+        let mut params = self.params.clone();
+        set_time(system, &mut params, target);
+        system.retract(&mut state, &increment)?;
+        system.update_turns(problem.compiled, &self.state, &state, &mut params)?;
+        let Some((a, lambda, held)) = self.baumgarte_rates(inputs, (&state, &params), &velocity)?
+        else {
+            return Ok(false);
+        };
+        if !a.iter().chain(&velocity).all(|x| x.is_finite()) {
+            return Ok(false);
+        }
+        self.state = state;
+        self.params = params;
+        self.velocity = velocity;
+        self.acceleration = a.clone();
+        self.pseudo = a;
+        self.multipliers = lambda;
+        self.max_residual = held;
+        self.time = target;
+        let placed = inputs.dynamics.placed(&self.state);
+        let (_, power) = Run::forces(inputs, &placed, &self.state, &self.velocity, n);
+        let power = power + self.drive_power(inputs)?;
+        self.done_work += 0.5 * h * (self.power + power);
+        self.power = power;
+        Ok(true)
+    }
+}

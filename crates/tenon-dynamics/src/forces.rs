@@ -1,0 +1,296 @@
+//! What moves the parts: the bodies' inertia, gravity, springs and dampers between
+//! points, and applied loads, as generalized forces over the tangent velocity (see
+//! `bodies` for the convention), with their energies and powers.
+//!
+//! - Gravity `g` on a body of mass `m`: the force `m g` at the centre of mass; potential
+//!   energy `-m g . (p + r)`.
+//! - A spring-damper between points `x_i`, `x_j` (on parts or fixed): with `d = x_i -
+//!   x_j`, `L = |d|`, `u = d / L` and `L' = u . (x_i' - x_j')`, the tension `T = k (L -
+//!   L0) + c L'` pulls `x_i` by `-T u` and `x_j` by `T u`; potential `1/2 k (L - L0)^2`;
+//!   the damper's power `-c L'^2`. At `L = 0` the direction is undefined and the spring
+//!   exerts nothing.
+//! - A load: a constant force at a point of a part and a torque; its power `F . x_p' +
+//!   tau . omega`.
+
+use nalgebra::{Matrix3, UnitQuaternion, Vector3, Vector6};
+
+use crate::bodies::{generalized, Body, Placed};
+use crate::error::DynamicsError;
+
+/// Where one end of a spring is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Anchor {
+    /// A point of a free part (index among the system's free parts), in part
+    /// coordinates.
+    Part {
+        /// Free-part index.
+        part: usize,
+        /// The point, part coordinates.
+        local: [f64; 3],
+    },
+    /// A fixed point in the world.
+    Fixed([f64; 3]),
+}
+
+/// A spring-damper along the line between two points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spring {
+    /// First end.
+    pub i: Anchor,
+    /// Second end.
+    pub j: Anchor,
+    /// Stiffness (force / length).
+    pub stiffness: f64,
+    /// Length at which it exerts no force.
+    pub rest_length: f64,
+    /// Damping (force / speed).
+    pub damping: f64,
+}
+
+/// A constant force at a point of a part and a torque (world frame).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Load {
+    /// Free-part index.
+    pub part: usize,
+    /// Force.
+    pub force: [f64; 3],
+    /// Torque.
+    pub torque: [f64; 3],
+    /// Point of application, part coordinates.
+    pub at: [f64; 3],
+}
+
+/// Bodies and forces of a run, in model units, one body per free part in the system's
+/// order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dynamics {
+    bodies: Vec<Body>,
+    gravity: Vector3<f64>,
+    springs: Vec<Spring>,
+    loads: Vec<Load>,
+}
+
+/// Energies of a state (model units).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Energy {
+    /// Kinetic.
+    pub kinetic: f64,
+    /// Gravitational potential.
+    pub potential: f64,
+    /// Springs' potential.
+    pub spring: f64,
+    /// Work done on the system so far by loads, drives and dampers.
+    pub work: f64,
+}
+
+/// A free part's pose and velocity, read from a state and a tangent velocity.
+#[derive(Debug, Clone)]
+pub(crate) struct Kinematic {
+    pub(crate) position: Vector3<f64>,
+    pub(crate) rotation: Matrix3<f64>,
+    pub(crate) v: Vector3<f64>,
+    pub(crate) omega: Vector3<f64>,
+}
+
+/// Pose and velocity of free part `k` (7 state numbers `p, q`; 6 tangent numbers).
+pub(crate) fn kinematic(state: &[f64], velocity: &[f64], k: usize) -> Kinematic {
+    let s = |i: usize| state.get(7 * k + i).copied().unwrap_or(0.0);
+    let t = |i: usize| velocity.get(6 * k + i).copied().unwrap_or(0.0);
+    let q = UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(s(3), s(4), s(5), s(6)));
+    Kinematic {
+        position: Vector3::new(s(0), s(1), s(2)),
+        rotation: q.to_rotation_matrix().into_inner(),
+        v: Vector3::new(t(0), t(1), t(2)),
+        omega: Vector3::new(t(3), t(4), t(5)),
+    }
+}
+
+impl Dynamics {
+    /// Bodies (one per free part) under gravity `gravity` (length / time^2), no springs
+    /// or loads.
+    pub fn new(bodies: Vec<Body>, gravity: [f64; 3]) -> Result<Dynamics, DynamicsError> {
+        if !gravity.iter().all(|g| g.is_finite()) {
+            return Err(DynamicsError::BadInput(format!(
+                "gravity must be finite, is {gravity:?}"
+            )));
+        }
+        Ok(Dynamics {
+            bodies,
+            gravity: Vector3::from(gravity),
+            springs: Vec::new(),
+            loads: Vec::new(),
+        })
+    }
+
+    /// Adds a spring-damper (finite numbers; stiffness, damping and rest length not
+    /// negative; parts in range).
+    pub fn add_spring(&mut self, spring: Spring) -> Result<(), DynamicsError> {
+        let numbers = [spring.stiffness, spring.rest_length, spring.damping];
+        if !numbers.iter().all(|x| x.is_finite() && *x >= 0.0) {
+            return Err(DynamicsError::BadInput(format!(
+                "a spring's stiffness, rest length and damping must be 0 or more, are \
+                 {numbers:?}"
+            )));
+        }
+        for end in [spring.i, spring.j] {
+            if let Anchor::Part { part, .. } = end {
+                self.check_part(part)?;
+            }
+        }
+        self.springs.push(spring);
+        Ok(())
+    }
+
+    /// Adds a load (finite numbers, part in range).
+    pub fn add_load(&mut self, load: Load) -> Result<(), DynamicsError> {
+        self.check_part(load.part)?;
+        if !load
+            .force
+            .iter()
+            .chain(&load.torque)
+            .chain(&load.at)
+            .all(|x| x.is_finite())
+        {
+            return Err(DynamicsError::BadInput("a load must be finite".into()));
+        }
+        self.loads.push(load);
+        Ok(())
+    }
+
+    fn check_part(&self, part: usize) -> Result<(), DynamicsError> {
+        if part >= self.bodies.len() {
+            return Err(DynamicsError::BadInput(format!(
+                "no free part {part} (there are {})",
+                self.bodies.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The bodies.
+    pub fn bodies(&self) -> &[Body] {
+        &self.bodies
+    }
+
+    /// Gravity.
+    pub fn gravity(&self) -> [f64; 3] {
+        self.gravity.into()
+    }
+
+    /// The size of gravity (0 without it): a scale for accelerations.
+    pub(crate) fn gravity_scale(&self) -> f64 {
+        self.gravity.amax()
+    }
+
+    /// Placed bodies at a state.
+    pub(crate) fn placed(&self, state: &[f64]) -> Vec<Placed> {
+        let zero = [0.0; 6];
+        self.bodies
+            .iter()
+            .enumerate()
+            .map(|(k, b)| b.at(&kinematic(state, &zero, k).rotation))
+            .collect()
+    }
+
+    /// A spring end's world point and velocity.
+    fn end(&self, anchor: Anchor, state: &[f64], velocity: &[f64]) -> End {
+        match anchor {
+            Anchor::Fixed(x) => End {
+                part: None,
+                point: Vector3::from(x),
+                arm: Vector3::zeros(),
+                velocity: Vector3::zeros(),
+            },
+            Anchor::Part { part, local } => {
+                let k = kinematic(state, velocity, part);
+                let arm = k.rotation * Vector3::from(local);
+                End {
+                    part: Some(part),
+                    point: k.position + arm,
+                    arm,
+                    velocity: k.v + k.omega.cross(&arm),
+                }
+            }
+        }
+    }
+
+    /// Adds the applied generalized forces (gravity, springs, loads; not the inertial
+    /// terms) at `state` with `velocity` into `out` (6 per free part), and returns the
+    /// power of loads and dampers.
+    pub(crate) fn applied(
+        &self,
+        placed: &[Placed],
+        state: &[f64],
+        velocity: &[f64],
+        out: &mut [f64],
+    ) -> f64 {
+        let mut add = |part: usize, q: Vector6<f64>| {
+            for (c, x) in q.iter().enumerate() {
+                if let Some(slot) = out.get_mut(6 * part + c) {
+                    *slot += x;
+                }
+            }
+        };
+        for (k, p) in placed.iter().enumerate() {
+            let f = self.gravity * p.mass;
+            add(k, generalized(&f, &p.arm, &Vector3::zeros()));
+        }
+        let mut power = 0.0;
+        for s in &self.springs {
+            let (i, j) = (
+                self.end(s.i, state, velocity),
+                self.end(s.j, state, velocity),
+            );
+            let d = i.point - j.point;
+            let length = d.norm();
+            if length <= f64::MIN_POSITIVE {
+                continue;
+            }
+            let u = d / length;
+            let rate = u.dot(&(i.velocity - j.velocity));
+            let tension = s.stiffness * (length - s.rest_length) + s.damping * rate;
+            power -= s.damping * rate * rate;
+            let f = -u * tension;
+            if let Some(part) = i.part {
+                add(part, generalized(&f, &i.arm, &Vector3::zeros()));
+            }
+            if let Some(part) = j.part {
+                add(part, generalized(&(-f), &j.arm, &Vector3::zeros()));
+            }
+        }
+        for l in &self.loads {
+            let k = kinematic(state, velocity, l.part);
+            let arm = k.rotation * Vector3::from(l.at);
+            let (f, t) = (Vector3::from(l.force), Vector3::from(l.torque));
+            power += f.dot(&(k.v + k.omega.cross(&arm))) + t.dot(&k.omega);
+            add(l.part, generalized(&f, &arm, &t));
+        }
+        power
+    }
+
+    /// Kinetic, gravitational and spring energies at a state (`work` left 0).
+    pub(crate) fn energy(&self, placed: &[Placed], state: &[f64], velocity: &[f64]) -> Energy {
+        let mut e = Energy::default();
+        for (k, p) in placed.iter().enumerate() {
+            let m = kinematic(state, velocity, k);
+            e.kinetic += p.kinetic(&m.v, &m.omega);
+            e.potential -= p.mass * self.gravity.dot(&(m.position + p.arm));
+        }
+        for s in &self.springs {
+            let (i, j) = (
+                self.end(s.i, state, velocity),
+                self.end(s.j, state, velocity),
+            );
+            let stretch = (i.point - j.point).norm() - s.rest_length;
+            e.spring += 0.5 * s.stiffness * stretch * stretch;
+        }
+        e
+    }
+}
+
+struct End {
+    part: Option<usize>,
+    point: Vector3<f64>,
+    arm: Vector3<f64>,
+    velocity: Vector3<f64>,
+}

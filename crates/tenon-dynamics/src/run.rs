@@ -1,0 +1,498 @@
+//! A dynamic run: its state, the frame stepped to any later time, its events.
+//!
+//! The equations held are those of a kinematic run (joints, driving values, motions as
+//! drives: [`tenon_solve::run_rows`]); their multipliers `lambda` give the reactions
+//! (`-J^T lambda` is the constraint force on the parts) and the drives' efforts. Each
+//! step evaluates the equations' residuals and tangent Jacobian through the same
+//! compiled tapes as the static solver (`System::tangent_jacobian_of_rows`).
+
+use tenon_solve::Problem;
+use tenon_system::{Owner, RateTape, RateWork, System, TangentJacobian};
+
+use crate::error::DynamicsError;
+use crate::forces::{Dynamics, Energy};
+use crate::kkt::Kkt;
+use crate::start;
+
+/// How a run integrates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Method {
+    /// Index-3 generalized-alpha on the rotation group (module `alpha`).
+    #[default]
+    GeneralizedAlpha,
+    /// Index-1: accelerations from the KKT system with a Baumgarte-stabilised right-hand
+    /// side, integrated by Runge-Kutta 4 (module `baumgarte`).
+    Baumgarte,
+}
+
+/// Settings of a run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// Integration method.
+    pub method: Method,
+    /// Generalized-alpha's spectral radius at infinite frequency, in `[0, 1]`.
+    pub rho_inf: f64,
+    /// Newton tolerance: largest residual of the equations (model units) and largest
+    /// correction (lengths; rotations times the part's size).
+    pub tolerance: f64,
+    /// Baumgarte's `(alpha, beta)`: the right-hand side `-gamma - 2 alpha C' - beta^2 C`.
+    pub baumgarte: (f64, f64),
+    /// Newton iterations per step before the step is halved.
+    pub max_iterations: usize,
+    /// How many times a step may be halved.
+    pub max_halvings: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            method: Method::GeneralizedAlpha,
+            rho_inf: 0.9,
+            tolerance: 1e-10,
+            baumgarte: (0.0, 0.0),
+            max_iterations: 12,
+            max_halvings: 10,
+        }
+    }
+}
+
+/// What can happen in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EventKind {
+    /// A step did not converge even halved to its floor: the run stops there.
+    NotSolved,
+    /// A step was halved (Newton did not converge at the full step).
+    StepRefined,
+    /// Said once, at the start: equations dependent on others (redundant joints); their
+    /// multipliers are 0 in the solve and the reactions are reported split by minimum
+    /// norm.
+    Redundant,
+    /// Said once, at the start: joint limits are not enforced by dynamics yet.
+    LimitsIgnored,
+}
+
+impl EventKind {
+    /// Whether the run stops at it.
+    pub fn stops(self) -> bool {
+        matches!(self, EventKind::NotSolved)
+    }
+}
+
+/// Something that happened at a time, with the equations involved and a sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// When.
+    pub time: f64,
+    /// What.
+    pub kind: EventKind,
+    /// The equations involved (indices into `System::equations`).
+    pub equations: Vec<usize>,
+    /// One sentence.
+    pub message: String,
+}
+
+/// One frame of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// Time.
+    pub time: f64,
+    /// The state (7 per free part).
+    pub state: Vec<f64>,
+    /// Tangent velocity (6 per free part: linear, then angular; world frame).
+    pub velocity: Vec<f64>,
+    /// Tangent acceleration.
+    pub acceleration: Vec<f64>,
+    /// Multipliers, one per equation held ([`Run::rows`] order): `-J^T lambda` is the
+    /// constraint force on the parts.
+    pub multipliers: Vec<f64>,
+    /// Largest residual of the equations held.
+    pub max_residual: f64,
+    /// Energies and the work done so far.
+    pub energy: Energy,
+}
+
+/// A dynamic run in progress: the current frame, stepped to any later time. The
+/// equations (a [`Problem`], a [`RateTape`] made over [`tenon_solve::run_rows`]) and the
+/// [`Dynamics`] are passed to each step, so a host can keep them beside it.
+#[derive(Debug)]
+pub struct Run {
+    pub(crate) settings: Settings,
+    pub(crate) rows: Vec<usize>,
+    /// Positions in `rows` of the equations solved with (the independent ones).
+    pub(crate) active: Vec<usize>,
+    pub(crate) motions: Vec<usize>,
+    pub(crate) weights: Vec<f64>,
+    /// The largest coordinate or part size: the scale of positions.
+    pub(crate) extent: f64,
+    pub(crate) work: RateWork,
+    pub(crate) state: Vec<f64>,
+    pub(crate) params: Vec<f64>,
+    pub(crate) velocity: Vec<f64>,
+    pub(crate) acceleration: Vec<f64>,
+    /// Generalized-alpha's acceleration-like variable.
+    pub(crate) pseudo: Vec<f64>,
+    pub(crate) multipliers: Vec<f64>,
+    pub(crate) time: f64,
+    pub(crate) max_residual: f64,
+    /// The iteration matrix, kept while steps converge with it.
+    pub(crate) kkt: Option<Kkt>,
+    pub(crate) done_work: f64,
+    pub(crate) power: f64,
+}
+
+/// Everything a step reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Inputs<'a> {
+    /// The equations.
+    pub problem: &'a Problem<'a>,
+    /// Their rate tapes (over `tenon_solve::run_rows`).
+    pub rates: &'a RateTape,
+    /// Bodies and forces.
+    pub dynamics: &'a Dynamics,
+}
+
+impl Run {
+    /// Starts a run at `time` from an assembled `state` (every equation held), with
+    /// `velocity` the wished tangent velocity (`None`: at rest), projected onto the
+    /// equations' velocities in the kinetic-energy norm; the accelerations and
+    /// multipliers at the start from one KKT solve. Returns the run and what was found
+    /// at the start.
+    pub fn new(
+        inputs: Inputs<'_>,
+        (state, mut params): (Vec<f64>, Vec<f64>),
+        velocity: Option<&[f64]>,
+        time: f64,
+        settings: Settings,
+    ) -> Result<(Run, Vec<Event>), DynamicsError> {
+        let system = inputs.problem.system;
+        system.check_lengths(&state, &params)?;
+        check_settings(&settings)?;
+        if !system.extra_unknowns().is_empty() {
+            return Err(DynamicsError::Unsupported(
+                "dynamics does not handle joints with contact parameters (cam, curve \
+                 contact, angle joints' azimuth) yet"
+                    .into(),
+            ));
+        }
+        if inputs.dynamics.bodies().len() != system.free_parts().len() {
+            return Err(DynamicsError::BadInput(format!(
+                "{} bodies for {} free parts",
+                inputs.dynamics.bodies().len(),
+                system.free_parts().len()
+            )));
+        }
+        set_time(system, &mut params, time);
+        let rows = tenon_solve::run_rows(system);
+        let motions = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, &r)| {
+                matches!(
+                    system.equations().get(r).map(|e| e.owner),
+                    Some(Owner::Motion(_))
+                )
+            })
+            .map(|(k, _)| k)
+            .collect();
+        let dimension = system.tangent_dimension();
+        let mut run = Run {
+            settings,
+            rows,
+            active: Vec::new(),
+            motions,
+            extent: 0.0,
+            weights: weights(system),
+            work: inputs.rates.work(),
+            state,
+            params,
+            velocity: vec![0.0; dimension],
+            acceleration: vec![0.0; dimension],
+            pseudo: vec![0.0; dimension],
+            multipliers: Vec::new(),
+            time,
+            max_residual: 0.0,
+            kkt: None,
+            done_work: 0.0,
+            power: 0.0,
+        };
+        run.multipliers = vec![0.0; run.rows.len()];
+        run.extent = run
+            .weights
+            .iter()
+            .chain(&run.state)
+            .fold(1.0f64, |m, x| m.max(x.abs()));
+        let events = start::start(&mut run, inputs, velocity)?;
+        Ok((run, events))
+    }
+
+    /// The equations held (indices into `System::equations`), in multiplier order.
+    pub fn rows(&self) -> &[usize] {
+        &self.rows
+    }
+
+    /// The current frame.
+    pub fn frame(&self, inputs: Inputs<'_>) -> Frame {
+        let placed = inputs.dynamics.placed(&self.state);
+        let mut energy = inputs.dynamics.energy(&placed, &self.state, &self.velocity);
+        energy.work = self.done_work;
+        Frame {
+            time: self.time,
+            state: self.state.clone(),
+            velocity: self.velocity.clone(),
+            acceleration: self.acceleration.clone(),
+            multipliers: self.multipliers.clone(),
+            max_residual: self.max_residual,
+            energy,
+        }
+    }
+
+    /// Steps to `time` (after the current one; a step of `time - current`, halved where
+    /// Newton does not converge) and returns the frame there with what happened. A run
+    /// that cannot go on returns its last frame with a `NotSolved` event.
+    pub fn step_to(
+        &mut self,
+        inputs: Inputs<'_>,
+        time: f64,
+    ) -> Result<(Frame, Vec<Event>), DynamicsError> {
+        let mut events = Vec::new();
+        let h = time - self.time;
+        if !(h > 0.0) {
+            return Ok((self.frame(inputs), events));
+        }
+        // Substeps of h / 2^depth, halving where one fails and growing back after two
+        // successes.
+        let mut depth = 0u32;
+        let mut successes = 0u32;
+        let mut refined = false;
+        while self.time < time {
+            let remaining = time - self.time;
+            let substep = (h / f64::from(1u32 << depth)).min(remaining);
+            // The last substep ends exactly at `time` (no sliver of a step from rounding).
+            let target = if remaining - substep <= 1e-6 * substep {
+                time
+            } else {
+                self.time + substep
+            };
+            let ok = match self.settings.method {
+                Method::GeneralizedAlpha => self.alpha_step(inputs, target)?,
+                Method::Baumgarte => self.baumgarte_step(inputs, target)?,
+            };
+            if ok {
+                successes += 1;
+                if successes >= 2 && depth > 0 {
+                    depth -= 1;
+                    successes = 0;
+                }
+                continue;
+            }
+            successes = 0;
+            if depth >= self.settings.max_halvings {
+                events.push(Event {
+                    time: target,
+                    kind: EventKind::NotSolved,
+                    equations: Vec::new(),
+                    message: format!(
+                        "the step to t = {target} did not converge even at {:.3e}: the run \
+                         stops at t = {}",
+                        substep, self.time
+                    ),
+                });
+                return Ok((self.frame(inputs), events));
+            }
+            depth += 1;
+            refined = true;
+        }
+        if refined {
+            events.push(Event {
+                time,
+                kind: EventKind::StepRefined,
+                equations: Vec::new(),
+                message: format!(
+                    "Newton did not converge at the step {h:.3e}; the step was halved to \
+                     reach t = {time}"
+                ),
+            });
+        }
+        Ok((self.frame(inputs), events))
+    }
+
+    /// Generalized forces on the parts at `state` with `velocity` (applied less the
+    /// inertial terms), and the power of loads and dampers.
+    pub(crate) fn forces(
+        inputs: Inputs<'_>,
+        placed: &[crate::bodies::Placed],
+        state: &[f64],
+        velocity: &[f64],
+        dimension: usize,
+    ) -> (Vec<f64>, f64) {
+        let mut f = vec![0.0; dimension];
+        let power = inputs.dynamics.applied(placed, state, velocity, &mut f);
+        for (k, p) in placed.iter().enumerate() {
+            let m = crate::forces::kinematic(state, velocity, k);
+            let h = p.inertial_terms(&m.omega);
+            for (c, x) in h.iter().enumerate() {
+                if let Some(slot) = f.get_mut(6 * k + c) {
+                    *slot -= x;
+                }
+            }
+        }
+        (f, power)
+    }
+
+    /// The power the drives (motions) deliver at the current state and multipliers.
+    pub(crate) fn drive_power(&mut self, inputs: Inputs<'_>) -> Result<f64, DynamicsError> {
+        if self.motions.is_empty() {
+            return Ok(0.0);
+        }
+        // The constraint force of a motion row is -J_k^T lambda_k; its power is
+        // -lambda_k J_k v = lambda_k C_t,k = -lambda_k (velocity right-hand side)_k.
+        let rhs = inputs
+            .rates
+            .velocity_rhs(&mut self.work, (&self.state, &self.params))?;
+        Ok(self
+            .motions
+            .iter()
+            .map(|&k| -self.multipliers[k] * rhs.get(k).copied().unwrap_or(0.0))
+            .sum())
+    }
+}
+
+/// Sets the time parameter.
+pub(crate) fn set_time(system: &System, params: &mut [f64], time: f64) {
+    if let Some(t) = params.get_mut(system.time().index()) {
+        *t = time;
+    }
+}
+
+fn check_settings(s: &Settings) -> Result<(), DynamicsError> {
+    if !(0.0..=1.0).contains(&s.rho_inf) {
+        return Err(DynamicsError::BadInput(format!(
+            "rho_inf must be from 0 to 1, is {}",
+            s.rho_inf
+        )));
+    }
+    if !(s.tolerance.is_finite() && s.tolerance > 0.0) {
+        return Err(DynamicsError::BadInput(format!(
+            "the tolerance must be positive, is {}",
+            s.tolerance
+        )));
+    }
+    let (a, b) = s.baumgarte;
+    if !(a.is_finite() && b.is_finite() && a >= 0.0 && b >= 0.0) {
+        return Err(DynamicsError::BadInput(format!(
+            "Baumgarte's alpha and beta must be 0 or more, are {a} and {b}"
+        )));
+    }
+    Ok(())
+}
+
+/// Weight of each tangent column for measuring corrections: a part's size for its
+/// rotation columns (a rotation moves its markers by about size times the angle), 1 for
+/// translations.
+fn weights(system: &System) -> Vec<f64> {
+    let sizes = system.part_sizes();
+    let layout = system.layout();
+    (0..layout.dimension())
+        .map(|col| match layout.column(col) {
+            Some(tenon_system::TangentColumn::Rotation { part, .. }) => {
+                sizes.get(part).copied().unwrap_or(1.0)
+            }
+            _ => 1.0,
+        })
+        .collect()
+}
+
+/// `out += J^T y` over the rows of `jac` (positions in `y` by `jac`'s row), `y` given for
+/// the run's rows.
+pub(crate) fn add_transposed(jac: &TangentJacobian, y: &[f64], out: &mut [f64]) {
+    for &(r, c, v) in &jac.entries {
+        if let (Some(&m), Some(slot)) = (y.get(r as usize), out.get_mut(c as usize)) {
+            *slot += v * m;
+        }
+    }
+}
+
+/// `J x`, one value per row of `jac`.
+pub(crate) fn times(jac: &TangentJacobian, x: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; jac.rows];
+    for &(r, c, v) in &jac.entries {
+        if let (Some(slot), Some(&xc)) = (out.get_mut(r as usize), x.get(c as usize)) {
+            *slot += v * xc;
+        }
+    }
+    out
+}
+
+/// The mass matrix times `x` (block by block).
+pub(crate) fn mass_times(placed: &[crate::bodies::Placed], x: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; x.len()];
+    for (k, p) in placed.iter().enumerate() {
+        let m = p.mass_matrix();
+        for r in 0..6 {
+            let mut s = 0.0;
+            for c in 0..6 {
+                s += m[(r, c)] * x.get(6 * k + c).copied().unwrap_or(0.0);
+            }
+            if let Some(slot) = out.get_mut(6 * k + r) {
+                *slot = s;
+            }
+        }
+    }
+    out
+}
+
+/// Largest absolute value.
+pub(crate) fn largest(x: &[f64]) -> f64 {
+    x.iter().fold(0.0f64, |m, v| m.max(v.abs()))
+}
+
+impl Run {
+    /// The constraint force `-sum J_k^T lambda_k` on the parts (a tangent vector, 6 per
+    /// free part: force, then torque about the part origin) of each group of equations
+    /// (positions in [`rows`](Self::rows)), at the current state.
+    pub fn constraint_forces(
+        &self,
+        inputs: Inputs<'_>,
+        groups: &[Vec<usize>],
+    ) -> Result<Vec<Vec<f64>>, DynamicsError> {
+        let problem = inputs.problem;
+        let system = problem.system;
+        let (_, jac) = system.tangent_jacobian_of_rows(
+            problem.compiled,
+            &self.state,
+            &self.params,
+            &self.rows,
+        )?;
+        let mut group_of = vec![usize::MAX; self.rows.len()];
+        for (g, members) in groups.iter().enumerate() {
+            for &k in members {
+                if let Some(slot) = group_of.get_mut(k) {
+                    *slot = g;
+                }
+            }
+        }
+        let n = system.tangent_dimension();
+        let mut out = vec![vec![0.0; n]; groups.len()];
+        for &(r, c, v) in &jac.entries {
+            let r = r as usize;
+            let Some(&g) = group_of.get(r) else { continue };
+            if let (Some(force), Some(&l)) = (out.get_mut(g), self.multipliers.get(r)) {
+                if let Some(slot) = force.get_mut(c as usize) {
+                    *slot -= v * l;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Current time.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Current state.
+    pub fn state(&self) -> &[f64] {
+        &self.state
+    }
+}

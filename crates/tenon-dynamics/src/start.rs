@@ -1,0 +1,233 @@
+//! The start of a run: which equations are independent, the velocities nearest the
+//! wished ones that satisfy every equation, and consistent accelerations and
+//! multipliers.
+//!
+//! - Dependent rows: in the equations' order, a row is dependent when it lies in the
+//!   span of the independent rows before it (Gram-Schmidt with a second pass, columns
+//!   weighted as the solver weighs them, relative tolerance [`DEPENDENT`]). Their
+//!   multipliers are 0 in every solve; the reactions are split by minimum norm
+//!   afterwards (`reactions`). Above [`DEPENDENCE_ROWS`] rows the check is skipped and
+//!   the regularised KKT matrix copes.
+//! - Velocities: `min 1/2 (v - w)^T M (v - w)` subject to `J v = -C_t`, one KKT solve
+//!   (the spec's INITIAL VELOCITIES).
+//! - Accelerations: `M a + J^T lambda = f`, `J a = -gamma` (the kinematic run's
+//!   right-hand side), one KKT solve refined against the unregularised matrix.
+
+use tenon_system::TangentJacobian;
+
+use crate::bodies::Placed;
+use crate::error::DynamicsError;
+use crate::kkt::Kkt;
+use crate::run::{add_transposed, largest, mass_times, times, Event, EventKind, Inputs, Run};
+
+/// A row whose part outside the span of the rows before it is below this fraction of
+/// its norm is dependent.
+pub(crate) const DEPENDENT: f64 = 1e-8;
+/// Above this many rows, dependent rows are not looked for.
+pub(crate) const DEPENDENCE_ROWS: usize = 1500;
+/// Refinement rounds of a start solve against the unregularised matrix.
+const REFINEMENTS: usize = 3;
+/// Largest violation of a velocity equation, relative to the velocities' scale,
+/// accepted at the start.
+const VELOCITY_CHECK: f64 = 1e-6;
+
+pub(crate) fn start(
+    run: &mut Run,
+    inputs: Inputs<'_>,
+    wished: Option<&[f64]>,
+) -> Result<Vec<Event>, DynamicsError> {
+    let problem = inputs.problem;
+    let system = problem.system;
+    let n = system.tangent_dimension();
+    let mut events = Vec::new();
+    let (residuals, jac) =
+        system.tangent_jacobian_of_rows(problem.compiled, &run.state, &run.params, &run.rows)?;
+    run.max_residual = largest(&residuals);
+    let dependent = if run.rows.len() <= DEPENDENCE_ROWS {
+        dependent_rows(&jac, &run.weights)
+    } else {
+        Vec::new()
+    };
+    run.active = (0..run.rows.len())
+        .filter(|k| dependent.binary_search(k).is_err())
+        .collect();
+    if !dependent.is_empty() {
+        events.push(Event {
+            time: run.time,
+            kind: EventKind::Redundant,
+            equations: dependent.iter().map(|&k| run.rows[k]).collect(),
+            message: format!(
+                "{} equation(s) depend on the others (redundant joints): they hold with \
+                 the others, and their share of the reactions is the minimum-norm split",
+                dependent.len()
+            ),
+        });
+    }
+    if !system.limits().is_empty() {
+        events.push(Event {
+            time: run.time,
+            kind: EventKind::LimitsIgnored,
+            equations: Vec::new(),
+            message: "joint limits are not enforced by dynamics yet: the run ignores them".into(),
+        });
+    }
+    let placed = inputs.dynamics.placed(&run.state);
+    let kkt = Kkt::new(&placed, n, &jac, &run.active)
+        .ok_or_else(|| DynamicsError::Start("the KKT matrix could not be factored".into()))?;
+    // Velocities.
+    let velocity_rhs = inputs
+        .rates
+        .velocity_rhs(&mut run.work, (&run.state, &run.params))?
+        .to_vec();
+    let wished = match wished {
+        Some(w) if w.len() == n => w.to_vec(),
+        Some(w) => {
+            return Err(DynamicsError::BadInput(format!(
+                "{} initial velocities for {n} tangent columns",
+                w.len()
+            )))
+        }
+        None => vec![0.0; n],
+    };
+    let top = mass_times(&placed, &wished);
+    let (velocity, _) = solve_refined(
+        &kkt,
+        (&placed, &jac, &run.active),
+        &top,
+        &pick(&velocity_rhs, &run.active),
+    )
+    .ok_or_else(|| DynamicsError::Start("the start velocities could not be solved".into()))?;
+    let violation = times(&jac, &velocity)
+        .iter()
+        .zip(&velocity_rhs)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f64, f64::max);
+    let scale = largest(&velocity_rhs).max(largest(&velocity)).max(1.0);
+    if violation > VELOCITY_CHECK * scale {
+        let bad: Vec<usize> = times(&jac, &velocity)
+            .iter()
+            .zip(&velocity_rhs)
+            .enumerate()
+            .filter(|(_, (a, b))| (*a - *b).abs() > VELOCITY_CHECK * scale)
+            .map(|(k, _)| run.rows[k])
+            .collect();
+        return Err(DynamicsError::Start(format!(
+            "the start velocities cannot satisfy every joint and motion (largest violation \
+             {violation:.3e}); equations {bad:?}"
+        )));
+    }
+    run.velocity = velocity;
+    // Accelerations and multipliers.
+    let (a, lambda) = accelerations(run, inputs, &placed, &jac, &kkt)?;
+    run.acceleration = a.clone();
+    run.pseudo = a;
+    run.multipliers = lambda;
+    run.power = 0.0;
+    let (_, power) = Run::forces(inputs, &placed, &run.state, &run.velocity, n);
+    run.power = power + run.drive_power(inputs)?;
+    run.kkt = Some(kkt);
+    Ok(events)
+}
+
+/// Accelerations and multipliers (per run row) at the run's state and velocity.
+pub(crate) fn accelerations(
+    run: &mut Run,
+    inputs: Inputs<'_>,
+    placed: &[Placed],
+    jac: &TangentJacobian,
+    kkt: &Kkt,
+) -> Result<(Vec<f64>, Vec<f64>), DynamicsError> {
+    let n = run.velocity.len();
+    let (f, _) = Run::forces(inputs, placed, &run.state, &run.velocity, n);
+    let rhs = inputs
+        .rates
+        .acceleration_rhs(&mut run.work, (&run.state, &run.params), &run.velocity)?
+        .to_vec();
+    let (a, y) = solve_refined(
+        kkt,
+        (placed, jac, &run.active),
+        &f,
+        &pick(&rhs, &run.active),
+    )
+    .ok_or_else(|| DynamicsError::Start("the accelerations could not be solved".into()))?;
+    Ok((a, spread(&y, &run.active, run.rows.len())))
+}
+
+/// Values at `positions`.
+pub(crate) fn pick(x: &[f64], positions: &[usize]) -> Vec<f64> {
+    positions
+        .iter()
+        .map(|&k| x.get(k).copied().unwrap_or(0.0))
+        .collect()
+}
+
+/// Values given at `positions` spread into a vector of `len` (zeros elsewhere).
+pub(crate) fn spread(y: &[f64], positions: &[usize], len: usize) -> Vec<f64> {
+    let mut out = vec![0.0; len];
+    for (&k, &v) in positions.iter().zip(y) {
+        if let Some(slot) = out.get_mut(k) {
+            *slot = v;
+        }
+    }
+    out
+}
+
+/// Solves the KKT system and refines the solution against the unregularised matrix.
+pub(crate) fn solve_refined(
+    kkt: &Kkt,
+    (placed, jac, active): (&[Placed], &TangentJacobian, &[usize]),
+    f: &[f64],
+    b: &[f64],
+) -> Option<(Vec<f64>, Vec<f64>)> {
+    let (mut x, mut y) = kkt.solve(f, b)?;
+    for _ in 0..REFINEMENTS {
+        let mut top = mass_times(placed, &x);
+        add_transposed(jac, &spread(&y, active, jac.rows), &mut top);
+        let rf: Vec<f64> = f.iter().zip(&top).map(|(a, b)| a - b).collect();
+        let jx = pick(&times(jac, &x), active);
+        let rb: Vec<f64> = b.iter().zip(&jx).map(|(a, b)| a - b).collect();
+        let (dx, dy) = kkt.solve(&rf, &rb)?;
+        for (a, d) in x.iter_mut().zip(&dx) {
+            *a += d;
+        }
+        for (a, d) in y.iter_mut().zip(&dy) {
+            *a += d;
+        }
+    }
+    Some((x, y))
+}
+
+/// Rows of `jac` (positions) that lie in the span of the rows before them.
+fn dependent_rows(jac: &TangentJacobian, weights: &[f64]) -> Vec<usize> {
+    let n = jac.columns;
+    let mut rows = vec![vec![0.0; n]; jac.rows];
+    for &(r, c, v) in &jac.entries {
+        if let (Some(row), Some(w)) = (rows.get_mut(r as usize), weights.get(c as usize)) {
+            row[c as usize] += v / w;
+        }
+    }
+    let mut basis: Vec<Vec<f64>> = Vec::new();
+    let mut dependent = Vec::new();
+    for (k, mut row) in rows.into_iter().enumerate() {
+        let norm0 = row.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if norm0 == 0.0 {
+            dependent.push(k);
+            continue;
+        }
+        for _ in 0..2 {
+            for b in &basis {
+                let d: f64 = b.iter().zip(&row).map(|(x, y)| x * y).sum();
+                for (x, y) in row.iter_mut().zip(b) {
+                    *x -= d * y;
+                }
+            }
+        }
+        let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if norm <= DEPENDENT * norm0 {
+            dependent.push(k);
+        } else {
+            basis.push(row.into_iter().map(|x| x / norm).collect());
+        }
+    }
+    dependent
+}
