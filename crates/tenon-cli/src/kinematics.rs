@@ -13,16 +13,16 @@ use crate::output;
 use crate::{bad_input, emit, Failure};
 
 /// Runs longer than this show a progress bar (on a terminal).
-const PROGRESS_AFTER: Duration = Duration::from_secs(1);
+pub(crate) const PROGRESS_AFTER: Duration = Duration::from_secs(1);
 
 /// The trajectory formats, by the output's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
+pub(crate) enum Format {
     Csv,
     Json,
 }
 
-fn format_of(path: &Path) -> Result<Format, Failure> {
+pub(crate) fn format_of(path: &Path) -> Result<Format, Failure> {
     match path
         .extension()
         .and_then(|e| e.to_str())
@@ -121,15 +121,15 @@ fn run_frames(
     trajectory
 }
 
-fn part_id(m: &Mechanism, k: tenon::PartKey) -> String {
+pub(crate) fn part_id(m: &Mechanism, k: tenon::PartKey) -> String {
     m.part_id(k).unwrap_or("?").to_string()
 }
 
-fn joint_id(m: &Mechanism, k: tenon::JointKey) -> String {
+pub(crate) fn joint_id(m: &Mechanism, k: tenon::JointKey) -> String {
     m.joint_id(k).unwrap_or("?").to_string()
 }
 
-fn coordinate_name(c: tenon::Coordinate) -> &'static str {
+pub(crate) fn coordinate_name(c: tenon::Coordinate) -> &'static str {
     match c {
         tenon::Coordinate::Angle => "angle",
         tenon::Coordinate::Distance => "distance",
@@ -170,7 +170,7 @@ fn summary(m: &Mechanism, t: &Trajectory, name: &str, took: Duration) -> String 
 }
 
 /// CSV field quoting: a name holding a comma, a quote or a line break is quoted.
-fn field(name: &str) -> String {
+pub(crate) fn field(name: &str) -> String {
     if name.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", name.replace('"', "\"\""))
     } else {
@@ -179,7 +179,7 @@ fn field(name: &str) -> String {
 }
 
 /// The numbers of a part in a frame, in the spec's column order.
-fn part_numbers(p: &tenon::PartFrame) -> impl Iterator<Item = f64> + '_ {
+pub(crate) fn part_numbers(p: &tenon::PartFrame) -> impl Iterator<Item = f64> + '_ {
     p.position
         .iter()
         .chain(&p.quaternion)
@@ -190,7 +190,7 @@ fn part_numbers(p: &tenon::PartFrame) -> impl Iterator<Item = f64> + '_ {
         .copied()
 }
 
-const PART_COLUMNS: [&str; 19] = [
+pub(crate) const PART_COLUMNS: [&str; 19] = [
     "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz", "ax", "ay", "az",
     "alphax", "alphay", "alphaz",
 ];

@@ -61,6 +61,22 @@ enum Command {
         #[arg(short = 'o', value_name = "OUT.csv|OUT.json")]
         output: Option<PathBuf>,
     },
+    /// Run the dynamics: the parts move under gravity, springs, loads and drives with
+    /// the joints held (the file's `simulation` settings, or `--end` / `--step`);
+    /// positions, velocities, accelerations, joint reactions, drive efforts, energies.
+    Simulate {
+        /// Assembly file (.json or .asmt).
+        file: PathBuf,
+        /// End time (default: the file's, else 1).
+        #[arg(long, value_name = "T")]
+        end: Option<f64>,
+        /// Integration step (default: the file's, else 0.01).
+        #[arg(long, value_name = "H")]
+        step: Option<f64>,
+        /// Write the trajectory here, as CSV (`.csv`) or JSON (`.json`).
+        #[arg(short = 'o', value_name = "OUT.csv|OUT.json")]
+        output: Option<PathBuf>,
+    },
     /// Convert an assembly (.asmt or JSON v1) to JSON v1.
     Convert {
         /// Input file (.asmt or .json).
@@ -74,6 +90,7 @@ mod check;
 mod kinematics;
 mod output;
 mod render;
+mod simulate;
 mod solve;
 
 /// A failure and the exit status it maps to.
@@ -148,6 +165,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             step,
             output,
         } => kinematics::run(&file, (end, step), output.as_deref()),
+        Command::Simulate {
+            file,
+            end,
+            step,
+            output,
+        } => simulate::run(&file, (end, step), output.as_deref()),
         Command::Convert { input, output } => {
             output::check(&output, &[&input])?;
             let assembly = read(&input)?;

@@ -56,6 +56,9 @@ const SLOW: f64 = 0.05;
 /// fraction of their scale (the largest acceleration or gravity, rotations times the
 /// part's size) and the equations hold to the run's tolerance.
 pub(crate) const ACCELERATION_TOLERANCE: f64 = 1e-10;
+/// Corrections of the positions below this many units in the last place of the model's
+/// extent are rounding noise: a step whose correction is that small has converged.
+pub(crate) const ROUNDING: f64 = 64.0;
 
 impl Run {
     /// One step to `target`; `Ok(false)` (the run unchanged) when Newton does not
@@ -167,8 +170,10 @@ impl Run {
                     "t {target} corr {correction:e} scale {scale:e} held {held:e} fresh {fresh}"
                 );
             }
+            // Below the rounding of the positions (which the constraint rows multiply by
+            // beta', as 1 / h^2), a correction is noise.
             let settled = correction <= ACCELERATION_TOLERANCE * scale
-                || correction / beta_prime <= f64::EPSILON * self.extent;
+                || correction / beta_prime <= ROUNDING * f64::EPSILON * self.extent;
             if settled && held <= self.settings.tolerance {
                 self.finish(inputs, (state, params), (&pseudo, lambda), h, &c)?;
                 return Ok(true);

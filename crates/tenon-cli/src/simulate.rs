@@ -1,0 +1,298 @@
+//! `tenon simulate`: the dynamics run over time; frames written as the spec's trajectory
+//! (CSV or JSON by the output's extension, atomically) with reactions, drive efforts and
+//! energies; a summary on stdout.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::anyhow;
+use serde_json::{json, Map, Value};
+use tenon::{DynamicEventKind, DynamicFrame, DynamicTrajectory, Mechanism, SimulationSettings};
+
+use crate::kinematics::{
+    coordinate_name, field, format_of, joint_id, part_id, part_numbers, Format, PART_COLUMNS,
+    PROGRESS_AFTER,
+};
+use crate::output;
+use crate::{bad_input, emit, Failure};
+
+pub(crate) fn run(
+    file: &Path,
+    (end, step): (Option<f64>, Option<f64>),
+    output: Option<&Path>,
+) -> Result<(), Failure> {
+    let name = file.display().to_string();
+    let format = match output {
+        Some(out) => {
+            output::check(out, &[file])?;
+            Some(format_of(out)?)
+        }
+        None => None,
+    };
+    let (mut mechanism, progress) = crate::solve::load(file, &[])?;
+    progress.done();
+    let settings = SimulationSettings::for_assembly(mechanism.model(), end, step)
+        .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
+    let began = Instant::now();
+    let trajectory = run_frames(&mut mechanism, settings).map_err(|e| match e {
+        // Mass data, forces or a start that cannot be used: bad input.
+        tenon::Error::Dynamics(_) => bad_input(anyhow!("{name}: {e}")),
+        e => Failure {
+            status: 1,
+            error: anyhow!("{name}: {e}"),
+        },
+    })?;
+    let took = began.elapsed();
+    if let (Some(out), Some(format)) = (output, format) {
+        let text = match format {
+            Format::Csv => csv(&mechanism, &trajectory),
+            Format::Json => {
+                let mut t = serde_json::to_string_pretty(&json_of(&mechanism, &trajectory))
+                    .unwrap_or_default();
+                t.push('\n');
+                t
+            }
+        };
+        output::write(out, text.as_bytes()).map_err(bad_input)?;
+    }
+    if output.is_none_or(|o| !output::is_stdout(o)) {
+        emit(&summary(&mechanism, &trajectory, &name, took));
+    }
+    if trajectory.completed {
+        Ok(())
+    } else {
+        let reason = trajectory
+            .events
+            .last()
+            .map_or_else(String::new, |e| e.message.clone());
+        Err(Failure {
+            status: 1,
+            error: anyhow!("{name}: the run stopped early: {reason}"),
+        })
+    }
+}
+
+/// The whole run, with a progress bar once it has taken a second.
+fn run_frames(
+    mechanism: &mut Mechanism,
+    settings: SimulationSettings,
+) -> Result<DynamicTrajectory, tenon::Error> {
+    let run = settings.run;
+    let total = ((run.end() - run.start()) / run.output_step()).ceil() as u64 + 1;
+    let began = Instant::now();
+    let mut bar: Option<indicatif::ProgressBar> = None;
+    let trajectory = mechanism.simulate_with_progress(settings, &mut |frames| {
+        if bar.is_none() && began.elapsed() > PROGRESS_AFTER {
+            let b = indicatif::ProgressBar::with_draw_target(
+                Some(total),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} frames ({elapsed}, {eta} left)",
+            ) {
+                b.set_style(style);
+            }
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            b.set_position(frames as u64);
+        }
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    trajectory
+}
+
+fn kind_name(kind: DynamicEventKind) -> &'static str {
+    match kind {
+        DynamicEventKind::NotSolved => "not_solved",
+        DynamicEventKind::StepRefined => "step_refined",
+        DynamicEventKind::Redundant => "redundant",
+        DynamicEventKind::LimitsIgnored => "limits_ignored",
+        _ => "event",
+    }
+}
+
+fn summary(m: &Mechanism, t: &DynamicTrajectory, name: &str, took: Duration) -> String {
+    let worst = t.frames.iter().fold(0.0f64, |w, f| w.max(f.max_residual));
+    let s = t.settings.run;
+    let total =
+        |f: &DynamicFrame| f.energy.kinetic + f.energy.potential + f.energy.spring - f.energy.work;
+    let drift = match t.frames.first() {
+        Some(first) => t
+            .frames
+            .iter()
+            .map(|f| (total(f) - total(first)).abs())
+            .fold(0.0f64, f64::max),
+        None => 0.0,
+    };
+    let mut out = format!(
+        "{name}: {} frame(s) from t = {} to {} (step {}, written every {}); largest residual \
+         {worst:.1e}; energy balance within {drift:.1e}; {:.1} ms\n",
+        t.frames.len(),
+        s.start(),
+        t.frames.last().map_or(s.start(), |f| f.time),
+        s.step(),
+        s.output_step(),
+        took.as_secs_f64() * 1e3,
+    );
+    for e in &t.events {
+        let joints: Vec<String> = e.joints.iter().map(|&j| joint_id(m, j)).collect();
+        let _ = write!(out, "  t = {}: {}", e.time, e.message);
+        if !joints.is_empty() {
+            let _ = write!(out, " (joints: {})", joints.join(", "));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+const REACTION_COLUMNS: [&str; 6] = ["fx", "fy", "fz", "tx", "ty", "tz"];
+const ENERGY_COLUMNS: [&str; 4] = ["kinetic", "potential", "spring", "work"];
+
+fn csv(m: &Mechanism, t: &DynamicTrajectory) -> String {
+    let mut out = String::from("t");
+    if let Some(first) = t.frames.first() {
+        for p in &first.parts {
+            let id = part_id(m, p.part);
+            for c in PART_COLUMNS {
+                out.push(',');
+                out.push_str(&field(&format!("{id}.{c}")));
+            }
+        }
+        for j in &first.joints {
+            let name = coordinate_name(j.coordinate);
+            let id = joint_id(m, j.joint);
+            out.push(',');
+            out.push_str(&field(&format!("{id}.{name}")));
+            out.push(',');
+            out.push_str(&field(&format!("{id}.{name}_rate")));
+        }
+        for r in &first.reactions {
+            let id = joint_id(m, r.joint);
+            for c in REACTION_COLUMNS {
+                out.push(',');
+                out.push_str(&field(&format!("{id}.{c}")));
+            }
+        }
+        for e in &first.efforts {
+            out.push(',');
+            out.push_str(&field(&format!("{}.effort", joint_id(m, e.joint))));
+        }
+    }
+    for c in ENERGY_COLUMNS {
+        out.push(',');
+        out.push_str(c);
+    }
+    out.push_str(",max_residual\n");
+    for f in &t.frames {
+        let _ = write!(out, "{}", f.time);
+        for p in &f.parts {
+            for x in part_numbers(p) {
+                let _ = write!(out, ",{x}");
+            }
+        }
+        for j in &f.joints {
+            let _ = write!(out, ",{},{}", j.value, j.rate);
+        }
+        for r in &f.reactions {
+            for x in r.force.iter().chain(&r.torque) {
+                let _ = write!(out, ",{x}");
+            }
+        }
+        for e in &f.efforts {
+            let _ = write!(out, ",{}", e.effort);
+        }
+        let e = f.energy;
+        let _ = write!(
+            out,
+            ",{},{},{},{}",
+            e.kinetic, e.potential, e.spring, e.work
+        );
+        let _ = writeln!(out, ",{}", f.max_residual);
+    }
+    out
+}
+
+fn frame_json(m: &Mechanism, f: &DynamicFrame) -> Value {
+    let parts: Map<String, Value> = f
+        .parts
+        .iter()
+        .map(|p| {
+            (
+                part_id(m, p.part),
+                json!({
+                    "position": p.position,
+                    "quaternion": p.quaternion,
+                    "velocity": p.velocity,
+                    "angular_velocity": p.angular_velocity,
+                    "acceleration": p.acceleration,
+                    "angular_acceleration": p.angular_acceleration,
+                }),
+            )
+        })
+        .collect();
+    let mut joints: Map<String, Value> = Map::new();
+    for j in &f.joints {
+        let name = coordinate_name(j.coordinate);
+        let entry = joints
+            .entry(joint_id(m, j.joint))
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(o) = entry {
+            o.insert(name.to_string(), json!(j.value));
+            o.insert(format!("{name}_rate"), json!(j.rate));
+        }
+    }
+    for r in &f.reactions {
+        let entry = joints
+            .entry(joint_id(m, r.joint))
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(o) = entry {
+            o.insert("force".into(), json!(r.force));
+            o.insert("torque".into(), json!(r.torque));
+        }
+    }
+    let motions: Map<String, Value> = f
+        .efforts
+        .iter()
+        .map(|e| (joint_id(m, e.joint), json!({ "effort": e.effort })))
+        .collect();
+    let e = f.energy;
+    json!({
+        "t": f.time,
+        "max_residual": f.max_residual,
+        "parts": parts,
+        "joints": joints,
+        "motions": motions,
+        "energy": { "kinetic": e.kinetic, "potential": e.potential, "spring": e.spring, "work": e.work },
+    })
+}
+
+fn json_of(m: &Mechanism, t: &DynamicTrajectory) -> Value {
+    let units: Map<String, Value> = m
+        .model()
+        .units()
+        .names()
+        .iter()
+        .map(|&(q, u)| (q.to_string(), Value::String(u.to_string())))
+        .collect();
+    let events: Vec<Value> = t
+        .events
+        .iter()
+        .map(|e| {
+            let joints: Vec<String> = e.joints.iter().map(|&j| joint_id(m, j)).collect();
+            json!({ "t": e.time, "kind": kind_name(e.kind), "joints": joints, "message": e.message })
+        })
+        .collect();
+    json!({
+        "format": "tenon-trajectory",
+        "version": 1,
+        "units": units,
+        "kind": "dynamics",
+        "completed": t.completed,
+        "frames": t.frames.iter().map(|f| frame_json(m, f)).collect::<Vec<_>>(),
+        "events": events,
+    })
+}

@@ -1,0 +1,253 @@
+//! Dynamics through the facade against the reference answers of
+//! `../shared/bench/REFERENCES.md` (copied into the fixtures' tests here, so the project
+//! stands alone): the simple pendulum (IFToMM A01), Chrono's double pendulum, the seeds'
+//! rod cases, a conical pendulum's tension; energy balance; both methods; bad mass data.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use tenon::{
+    DynamicFrame, DynamicMethod, DynamicTrajectory, Mechanism, RunSettings, SimulationSettings,
+};
+
+fn fixture(name: &str) -> Mechanism {
+    let path = format!(
+        "{}/../../fixtures/dynamics/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    Mechanism::open(path).unwrap()
+}
+
+fn run(
+    m: &mut Mechanism,
+    end: f64,
+    step: f64,
+    output: f64,
+    method: DynamicMethod,
+) -> DynamicTrajectory {
+    let mut settings = SimulationSettings::for_assembly(m.model(), None, None).unwrap();
+    settings.run = RunSettings::new(0.0, end, step, Some(output)).unwrap();
+    settings.integration.method = method;
+    let t = m.simulate(settings).unwrap();
+    assert!(t.completed, "{:?}", t.events);
+    t
+}
+
+/// The angle of a part turning about z, from its quaternion.
+fn z_angle(q: [f64; 4]) -> f64 {
+    2.0 * q[3].atan2(q[0])
+}
+
+fn total_energy(f: &DynamicFrame) -> f64 {
+    f.energy.kinetic + f.energy.potential + f.energy.spring - f.energy.work
+}
+
+/// IFToMM A01 at h = 1e-4: the period (from the returns of the angular velocity through
+/// zero) and the state at t = 10 s to 1e-6; energy drifts by less than 1e-6 relative.
+#[test]
+fn simple_pendulum_a01() {
+    let mut m = fixture("pendulum-a01.json");
+    let t = run(&mut m, 10.0, 1e-4, 1e-3, DynamicMethod::GeneralizedAlpha);
+    let last = t.frames.last().unwrap();
+    assert_eq!(last.time, 10.0);
+    let bob = &last.parts[0];
+    let (x, y) = (bob.position[0], bob.position[1]);
+    assert!((x - 0.275087462576).abs() < 1e-6, "x {x}");
+    assert!((y + 0.961419205099).abs() < 1e-6, "y {y}");
+    let w = bob.angular_velocity[2];
+    assert!((w + 4.343160692865).abs() < 1e-6 * 4.34, "omega {w}");
+    // The period: the angular velocity is zero at the far side (T / 2) and back at the
+    // start (T), crossing from negative to positive at T.
+    let crossings: Vec<f64> = t
+        .frames
+        .windows(2)
+        .filter(|p| {
+            p[0].parts[0].angular_velocity[2] < 0.0 && p[1].parts[0].angular_velocity[2] >= 0.0
+        })
+        .map(|p| {
+            let (a, b) = (
+                p[0].parts[0].angular_velocity[2],
+                p[1].parts[0].angular_velocity[2],
+            );
+            p[0].time + (p[1].time - p[0].time) * (-a) / (b - a)
+        })
+        .collect();
+    let period = crossings[1] - crossings[0];
+    assert!((period - 2.367841947576237).abs() < 1e-6, "period {period}");
+    // Energy.
+    let e0 = total_energy(&t.frames[0]);
+    let drift = t
+        .frames
+        .iter()
+        .map(|f| (total_energy(f) - e0).abs())
+        .fold(0.0, f64::max);
+    let scale = t.frames[0].energy.potential.abs().max(1.0);
+    assert!(drift < 1e-6 * scale, "energy drift {drift}");
+    // The rod's tension pulls the bob toward the pivot: m (g cos + omega^2 L).
+    let r = &last.reactions[0];
+    let toward: [f64; 3] = [-x, -y, 0.0];
+    let tension = (r.force[0] * toward[0] + r.force[1] * toward[1]) / (x * x + y * y).sqrt();
+    let expected = 9.81 * (-y) + w * w;
+    assert!(
+        (tension - expected).abs() < 1e-6 * expected,
+        "tension {tension} vs {expected}"
+    );
+}
+
+/// Chrono's double pendulum at t = 1 s, h = 1e-4: link angles and link 2's centre of mass
+/// and its velocity to 1e-6; the joints hold to rounding.
+#[test]
+fn double_pendulum_chrono() {
+    let mut m = fixture("double-pendulum.json");
+    let t = run(&mut m, 1.0, 1e-4, 1e-2, DynamicMethod::GeneralizedAlpha);
+    let last = t.frames.last().unwrap();
+    let (l1, l2) = (&last.parts[0], &last.parts[1]);
+    let (a1, a2) = (z_angle(l1.quaternion), z_angle(l2.quaternion));
+    let wrap = |a: f64| {
+        (a + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI
+    };
+    assert!((wrap(a1) + 2.227202839966).abs() < 1e-6, "angle 1 {a1}");
+    assert!((wrap(a2) + 1.489687701108).abs() < 1e-6, "angle 2 {a2}");
+    let (s, c) = a2.sin_cos();
+    let com = [l2.position[0] + 0.5 * c, l2.position[1] + 0.5 * s];
+    let w = l2.angular_velocity[2];
+    let vel = [l2.velocity[0] - w * 0.5 * s, l2.velocity[1] + w * 0.5 * c];
+    assert!((com[0] + 0.569764210469).abs() < 1e-6, "com {com:?}");
+    assert!((com[1] + 1.290546602590).abs() < 1e-6, "com {com:?}");
+    assert!((vel[0] + 3.511984057912).abs() < 1e-6, "velocity {vel:?}");
+    assert!((vel[1] - 1.029854116171).abs() < 1e-6, "velocity {vel:?}");
+    let worst = t.frames.iter().map(|f| f.max_residual).fold(0.0, f64::max);
+    assert!(worst < 1e-10, "constraint violation {worst}");
+}
+
+/// The seeds' section 5: a payload of 5 kg under a 1e6 kg anchor on a 2 m rod, only the
+/// payload pulled by its weight: the rod holds it with 49.05 N (to 1e-4; the anchor's
+/// own acceleration takes 5e-6 of it); the rod stays 2 m long.
+#[test]
+fn hanging_rod_force() {
+    let mut m = fixture("hanging-rod.json");
+    let t = run(&mut m, 1.0, 0.01, 0.01, DynamicMethod::GeneralizedAlpha);
+    for f in &t.frames {
+        let force = f.reactions[0].force;
+        assert!(force[0].abs() < 1e-9 && force[1].abs() < 1e-9);
+        assert!(
+            (force[2] - 49.05).abs() < 1e-4 * 49.05,
+            "rod force {force:?}"
+        );
+        let (a, p) = (f.parts[0].position, f.parts[1].position);
+        let length = ((a[2] - p[2]).powi(2) + (a[0] - p[0]).powi(2)).sqrt();
+        assert!((length - 2.0).abs() < 1e-10, "rod length {length}");
+    }
+}
+
+/// Two free bodies on a horizontal rod fall freely: zero multiplier, `z = -g t^2 / 2`;
+/// nothing is grounded, and none is held (dynamics lets the assembly float).
+#[test]
+fn free_fall_with_a_rod() {
+    let path = format!(
+        "{}/../../fixtures/two-body-rod.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut m = Mechanism::open(path).unwrap();
+    let t = run(&mut m, 1.0, 0.01, 0.1, DynamicMethod::GeneralizedAlpha);
+    let last = t.frames.last().unwrap();
+    assert_eq!(last.parts.len(), 2);
+    for p in &last.parts {
+        assert!((p.position[2] + 4.905).abs() < 1e-9, "{:?}", p.position);
+        assert!((p.velocity[2] + 9.81).abs() < 1e-9, "{:?}", p.velocity);
+    }
+    assert!(last.reactions[0].force.iter().all(|f| f.abs() < 1e-9));
+}
+
+/// A conical pendulum turning steadily at 30 degrees: the rod's tension is `m g / cos
+/// 30` (the acceleration right-hand side carries `-(dJ/dt) v`; without it the tension
+/// would be `m g cos 30`), by both methods; the bob stays at its height.
+#[test]
+fn conical_pendulum_tension() {
+    for method in [DynamicMethod::GeneralizedAlpha, DynamicMethod::Baumgarte] {
+        let mut m = fixture("conical-pendulum.json");
+        let t = run(&mut m, 1.0, 1e-3, 0.1, method);
+        let expected = 9.81 / 30f64.to_radians().cos();
+        for f in &t.frames {
+            let force = f.reactions[0].force;
+            let tension = force.iter().map(|x| x * x).sum::<f64>().sqrt();
+            assert!(
+                (tension - expected).abs() < 1e-4 * expected,
+                "{method:?}: tension {tension}"
+            );
+            let z = f.parts[0].position[2];
+            assert!(
+                (z + 30f64.to_radians().cos()).abs() < 1e-6,
+                "{method:?}: height {z}"
+            );
+        }
+    }
+}
+
+/// Baumgarte with Runge-Kutta 4 on the pendulum at h = 1e-3: the state at t = 10 s to
+/// 1e-6 (fourth order on a planar mechanism).
+#[test]
+fn simple_pendulum_baumgarte() {
+    let mut m = fixture("pendulum-a01.json");
+    let t = run(&mut m, 10.0, 1e-3, 1e-2, DynamicMethod::Baumgarte);
+    let bob = &t.frames.last().unwrap().parts[0];
+    assert!(
+        (bob.position[0] - 0.275087462576).abs() < 1e-6,
+        "{:?}",
+        bob.position
+    );
+    assert!(
+        (bob.position[1] + 0.961419205099).abs() < 1e-6,
+        "{:?}",
+        bob.position
+    );
+}
+
+/// A run never moves the mechanism; frames one at a time equal the whole run's.
+#[test]
+fn runs_leave_the_mechanism_and_iterate_alike() {
+    let mut m = fixture("double-pendulum.json");
+    let before = m.placement("link2").unwrap();
+    let whole = run(&mut m, 0.05, 1e-3, 1e-2, DynamicMethod::GeneralizedAlpha);
+    assert_eq!(m.placement("link2").unwrap(), before);
+    let mut settings = whole.settings;
+    settings.run = RunSettings::new(0.0, 0.05, 1e-3, Some(1e-2)).unwrap();
+    let one_by_one: Vec<DynamicFrame> = m
+        .dynamic_frames(settings)
+        .unwrap()
+        .map(|x| x.unwrap().0)
+        .collect();
+    assert_eq!(one_by_one, whole.frames);
+}
+
+/// Bad mass data is an error naming the part: no mass on a moving part, a negative mass,
+/// an inertia that is not positive semi-definite.
+#[test]
+fn bad_mass_is_an_error_naming_the_part() {
+    let text = std::fs::read_to_string(format!(
+        "{}/../../fixtures/dynamics/double-pendulum.json",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["parts"][2].as_object_mut().unwrap().remove("mass");
+    let mut m = Mechanism::from_json(&v.to_string(), Some("dp.json")).unwrap();
+    let settings = SimulationSettings::for_assembly(m.model(), Some(0.1), None).unwrap();
+    let e = m.simulate(settings).unwrap_err().to_string();
+    assert!(e.contains("'link2'") && e.contains("no mass"), "{e}");
+
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["parts"][1]["mass"]["mass"] = serde_json::json!(-1.0);
+    let e = Mechanism::from_json(&v.to_string(), Some("dp.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("parts[1].mass.mass"), "{e}");
+
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["parts"][1]["mass"]["inertia"] = serde_json::json!([[1, 0, 0], [0, -1, 0], [0, 0, 1]]);
+    let e = Mechanism::from_json(&v.to_string(), Some("dp.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("parts[1].mass.inertia") && e.contains("semi-definite"),
+        "{e}"
+    );
+}
