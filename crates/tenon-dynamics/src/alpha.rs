@@ -136,6 +136,9 @@ impl Run {
                 .map(|x| -beta_prime * x)
                 .collect();
             let Some((y, dl)) = kkt.solve(&top, &bottom) else {
+                if std::env::var("TENON_DEBUG").is_ok() {
+                    eprintln!("solve failed fresh {fresh}");
+                }
                 if fresh {
                     return Ok(false);
                 }
@@ -183,6 +186,9 @@ impl Run {
                 self.kkt = None;
             }
             last_correction = correction;
+        }
+        if std::env::var("TENON_DEBUG").is_ok() {
+            eprintln!("not converged at {target}");
         }
         // Not converged: the next attempt starts with a fresh matrix.
         self.kkt = None;
