@@ -110,8 +110,9 @@ impl Run {
             set_time(system, &mut params, target);
             system.retract(&mut state, &increment)?;
             system.update_turns(problem.compiled, &self.state, &state, &mut params)?;
-            let (residuals, jac) =
-                system.tangent_jacobian_of_rows(problem.compiled, &state, &params, &self.rows)?;
+            self.evaluator
+                .evaluate(problem.compiled, &mut self.scratch, &state, &params)?;
+            let (residuals, jac) = (self.evaluator.residuals(), self.evaluator.jacobian());
             let placed = inputs.dynamics.placed(&state);
             // r = M a - f + J^T lambda.
             let (f, _) = Run::forces(inputs, &placed, &state, &velocity, n);
@@ -119,19 +120,19 @@ impl Run {
             for (x, fx) in r.iter_mut().zip(&f) {
                 *x -= fx;
             }
-            add_transposed(&jac, &lambda, &mut r);
-            if !r.iter().chain(&residuals).all(|x| x.is_finite()) {
+            add_transposed(jac, &lambda, &mut r);
+            if !r.iter().chain(residuals).all(|x| x.is_finite()) {
                 return Ok(false);
             }
             if self.kkt.is_none() {
-                self.kkt = Kkt::new(&placed, n, &jac, &self.active);
+                self.kkt = Kkt::new(&placed, n, jac, &self.active);
                 fresh = true;
             }
             let Some(kkt) = self.kkt.as_ref() else {
                 return Ok(false);
             };
             let top: Vec<f64> = r.iter().map(|x| -x).collect();
-            let bottom: Vec<f64> = pick(&residuals, &self.active)
+            let bottom: Vec<f64> = pick(residuals, &self.active)
                 .iter()
                 .map(|x| -beta_prime * x)
                 .collect();
@@ -167,7 +168,7 @@ impl Run {
             {
                 *l += d;
             }
-            let held = largest(&residuals);
+            let held = largest(residuals);
             if std::env::var("TENON_DEBUG").is_ok() {
                 eprintln!(
                     "t {target} corr {correction:e} scale {scale:e} held {held:e} fresh {fresh}"
@@ -220,12 +221,9 @@ impl Run {
         set_time(system, &mut params, target);
         system.retract(&mut state, &increment)?;
         system.update_turns(problem.compiled, &self.state, &state, &mut params)?;
-        let residuals = system.residuals(problem.compiled, &state, &params)?;
-        self.max_residual = self
-            .rows
-            .iter()
-            .map(|&r| residuals.get(r).copied().unwrap_or(0.0).abs())
-            .fold(0.0f64, f64::max);
+        self.evaluator
+            .evaluate(problem.compiled, &mut self.scratch, &state, &params)?;
+        self.max_residual = largest(self.evaluator.residuals());
         let mut velocity = vec![0.0; n];
         let mut accel = vec![0.0; n];
         for k in 0..n {

@@ -30,10 +30,11 @@ impl Run {
         velocity: &[f64],
     ) -> Result<Option<(Vec<f64>, Vec<f64>, f64)>, DynamicsError> {
         let problem = inputs.problem;
-        let system = problem.system;
         let n = velocity.len();
-        let (residuals, jac): (Vec<f64>, TangentJacobian) =
-            system.tangent_jacobian_of_rows(problem.compiled, state, params, &self.rows)?;
+        self.evaluator
+            .evaluate(problem.compiled, &mut self.scratch, state, params)?;
+        let residuals = self.evaluator.residuals().to_vec();
+        let jac: TangentJacobian = self.evaluator.jacobian().clone();
         let placed = inputs.dynamics.placed(state);
         let Some(kkt) = Kkt::new(&placed, n, &jac, &self.active) else {
             return Ok(None);

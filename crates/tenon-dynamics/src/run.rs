@@ -7,7 +7,7 @@
 //! compiled tapes as the static solver (`System::tangent_jacobian_of_rows`).
 
 use tenon_solve::Problem;
-use tenon_system::{Owner, RateTape, RateWork, System, TangentJacobian};
+use tenon_system::{Owner, RateTape, RateWork, RowEvaluator, Scratch, System, TangentJacobian};
 
 use crate::error::DynamicsError;
 use crate::forces::{Dynamics, Energy};
@@ -126,6 +126,9 @@ pub struct Run {
     /// The largest coordinate or part size: the scale of positions.
     pub(crate) extent: f64,
     pub(crate) work: RateWork,
+    /// The equations' residuals and Jacobian, evaluated into kept buffers.
+    pub(crate) evaluator: RowEvaluator,
+    pub(crate) scratch: Scratch,
     pub(crate) state: Vec<f64>,
     pub(crate) params: Vec<f64>,
     pub(crate) velocity: Vec<f64>,
@@ -184,7 +187,7 @@ impl Run {
         }
         set_time(system, &mut params, time);
         let rows = tenon_solve::run_rows(system);
-        let motions = rows
+        let motions: Vec<usize> = rows
             .iter()
             .enumerate()
             .filter(|(_, &r)| {
@@ -196,6 +199,7 @@ impl Run {
             .map(|(k, _)| k)
             .collect();
         let dimension = system.tangent_dimension();
+        let evaluator = system.row_evaluator(inputs.problem.compiled, &rows);
         let mut run = Run {
             settings,
             rows,
@@ -204,6 +208,8 @@ impl Run {
             extent: 0.0,
             weights: weights(system),
             work: inputs.rates.work(),
+            evaluator,
+            scratch: Scratch::new(),
             state,
             params,
             velocity: vec![0.0; dimension],

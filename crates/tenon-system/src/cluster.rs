@@ -201,6 +201,12 @@ impl ClusterTape {
         self.vars.iter().map(|v| state[v.index()]).collect()
     }
 
+    /// [`gather`](Self::gather) into `local`, reusing its memory.
+    pub(crate) fn gather_into(&self, state: &[f64], local: &mut Vec<f64>) {
+        local.clear();
+        local.extend(self.vars.iter().map(|v| state[v.index()]));
+    }
+
     /// Writes its local state back into the global one.
     pub fn scatter(&self, local: &[f64], state: &mut [f64]) {
         debug_assert_eq!(local.len(), self.vars.len());

@@ -25,6 +25,7 @@ mod frames;
 mod joints;
 mod rates;
 mod residual;
+mod rows;
 mod state;
 mod tangent;
 
@@ -33,5 +34,6 @@ pub use cluster::{ClusterOutput, ClusterTape, LimitRow, LimitSide, Scratch};
 pub use error::SystemError;
 pub use rates::{RateTape, RateWork};
 pub use residual::{Quantity, Role};
+pub use rows::RowEvaluator;
 pub use state::{Compiled, StageTape};
 pub use tangent::{Layout, TangentColumn, TangentJacobian, STATE_PER_PART, TANGENT_PER_PART};
