@@ -59,6 +59,10 @@ pub(crate) const ACCELERATION_TOLERANCE: f64 = 1e-10;
 /// Corrections of the positions below this many units in the last place of the model's
 /// extent are rounding noise: a step whose correction is that small has converged.
 pub(crate) const ROUNDING: f64 = 64.0;
+/// A correction that stalls (a fresh iteration matrix no longer halves it) below this
+/// fraction of the accelerations' scale is the rounding of an ill-conditioned matrix
+/// (near a singular position): the step has converged as far as it can.
+pub(crate) const STALLED: f64 = 1e-5;
 
 impl Run {
     /// One step to `target`; `Ok(false)` (the run unchanged) when Newton does not
@@ -125,7 +129,7 @@ impl Run {
                 return Ok(false);
             }
             if self.kkt.is_none() {
-                self.kkt = Kkt::new(&placed, n, jac, &self.active);
+                self.kkt = Kkt::new(&placed, n, jac, (&self.active, &self.weights));
                 fresh = true;
             }
             let Some(kkt) = self.kkt.as_ref() else {
@@ -137,9 +141,6 @@ impl Run {
                 .map(|x| -beta_prime * x)
                 .collect();
             let Some((y, dl)) = kkt.solve(&top, &bottom) else {
-                if std::env::var("TENON_DEBUG").is_ok() {
-                    eprintln!("solve failed fresh {fresh}");
-                }
                 if fresh {
                     return Ok(false);
                 }
@@ -178,7 +179,13 @@ impl Run {
             // beta', as 1 / h^2), a correction is noise.
             let settled = correction <= ACCELERATION_TOLERANCE * scale
                 || correction / beta_prime <= ROUNDING * f64::EPSILON * self.extent;
-            if settled && held <= self.settings.tolerance {
+            // Near a singular position (the Jacobian losing rank) the KKT matrix is
+            // ill-conditioned and the corrections stall at its rounding level: with a
+            // fresh matrix, the equations held and a correction that no longer shrinks
+            // but is small, the iterate is as good as this matrix can make it.
+            let stalled =
+                fresh && correction > 0.5 * last_correction && correction <= STALLED * scale;
+            if (settled || stalled) && held <= self.settings.tolerance {
                 self.finish(inputs, (state, params), (&pseudo, lambda), h, &c)?;
                 return Ok(true);
             }
@@ -187,9 +194,6 @@ impl Run {
                 self.kkt = None;
             }
             last_correction = correction;
-        }
-        if std::env::var("TENON_DEBUG").is_ok() {
-            eprintln!("not converged at {target}");
         }
         // Not converged: the next attempt starts with a fresh matrix.
         self.kkt = None;

@@ -36,7 +36,7 @@ impl Run {
         let residuals = self.evaluator.residuals().to_vec();
         let jac: TangentJacobian = self.evaluator.jacobian().clone();
         let placed = inputs.dynamics.placed(state);
-        let Some(kkt) = Kkt::new(&placed, n, &jac, &self.active) else {
+        let Some(kkt) = Kkt::new(&placed, n, &jac, (&self.active, &self.weights)) else {
             return Ok(None);
         };
         let (f, _) = Run::forces(inputs, &placed, state, velocity, n);

@@ -11,7 +11,11 @@
 //! matrix invertible where rows of `J` are momentarily dependent (a four-bar passing a
 //! singular position); a step's Newton iteration converges to the exact equations all
 //! the same, since its residuals are exact. Rows found dependent at the start of a run
-//! are left out before they come here (`run`).
+//! are left out before they come here (`start`); rows nearly dependent on the others at
+//! the pose of a factorization (within [`NEARLY_DEPENDENT`], a singular position) are
+//! left out of that factorization: their multipliers are not corrected by it, so the
+//! iteration cannot push the multipliers along the Jacobian's near-null directions
+//! (where a tiny force error is a huge multiplier, and the iteration cycles).
 //!
 //! Dense LU with partial pivoting (nalgebra) for now: the matrix is `(n + m)` square.
 
@@ -22,12 +26,19 @@ use crate::bodies::Placed;
 
 /// Relative size of the regularisation of the constraint block.
 pub(crate) const REGULARIZATION: f64 = 1e-10;
+/// A row whose part outside the span of the rows before it is below this fraction of its
+/// norm (columns weighted) is left out of a factorization.
+pub(crate) const NEARLY_DEPENDENT: f64 = 1e-3;
 
 /// A factored KKT matrix.
 #[derive(Debug)]
 pub(crate) struct Kkt {
     n: usize,
     m: usize,
+    /// Positions (in the rows given) of the rows factored.
+    kept: Vec<usize>,
+    /// How many rows were given.
+    given: usize,
     lu: nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>,
 }
 
@@ -39,8 +50,17 @@ impl Kkt {
         placed: &[Placed],
         n: usize,
         jac: &TangentJacobian,
-        rows: &[usize],
+        (given, weights): (&[usize], &[f64]),
     ) -> Option<Kkt> {
+        let near = if given.len() <= crate::start::DEPENDENCE_ROWS {
+            crate::start::dependent_rows(jac, given, weights, NEARLY_DEPENDENT)
+        } else {
+            Vec::new()
+        };
+        let kept: Vec<usize> = (0..given.len())
+            .filter(|k| near.binary_search(k).is_err())
+            .collect();
+        let rows: Vec<usize> = kept.iter().map(|&k| given[k]).collect();
         let m = rows.len();
         let mut a = DMatrix::<f64>::zeros(n + m, n + m);
         let mut mass_scale = 0.0f64;
@@ -82,17 +102,24 @@ impl Kkt {
             return None;
         }
         let lu = a.lu();
-        Some(Kkt { n, m, lu })
+        Some(Kkt {
+            n,
+            m,
+            kept,
+            given: given.len(),
+            lu,
+        })
     }
 
-    /// Solves for `(x, y)` given `(f, b)`; `None` if the result is not finite.
+    /// Solves for `(x, y)` given `(f, b)` (`b` and `y` over the rows given; rows left out
+    /// of the factorization get `y = 0`); `None` if the result is not finite.
     pub(crate) fn solve(&self, f: &[f64], b: &[f64]) -> Option<(Vec<f64>, Vec<f64>)> {
         let mut rhs = DVector::<f64>::zeros(self.n + self.m);
         for (k, &x) in f.iter().take(self.n).enumerate() {
             rhs[k] = x;
         }
-        for (k, &x) in b.iter().take(self.m).enumerate() {
-            rhs[self.n + k] = x;
+        for (k, &g) in self.kept.iter().enumerate() {
+            rhs[self.n + k] = b.get(g).copied().unwrap_or(0.0);
         }
         if !self.lu.solve_mut(&mut rhs) {
             return None;
@@ -101,7 +128,10 @@ impl Kkt {
             return None;
         }
         let x = rhs.rows(0, self.n).iter().copied().collect();
-        let y = rhs.rows(self.n, self.m).iter().copied().collect();
+        let mut y = vec![0.0; self.given];
+        for (k, &g) in self.kept.iter().enumerate() {
+            y[g] = rhs[self.n + k];
+        }
         Some((x, y))
     }
 }

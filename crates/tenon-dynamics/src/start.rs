@@ -43,8 +43,9 @@ pub(crate) fn start(
     let (residuals, jac) =
         system.tangent_jacobian_of_rows(problem.compiled, &run.state, &run.params, &run.rows)?;
     run.max_residual = largest(&residuals);
+    let all: Vec<usize> = (0..run.rows.len()).collect();
     let dependent = if run.rows.len() <= DEPENDENCE_ROWS {
-        dependent_rows(&jac, &run.weights)
+        dependent_rows(&jac, &all, &run.weights, DEPENDENT)
     } else {
         Vec::new()
     };
@@ -72,7 +73,7 @@ pub(crate) fn start(
         });
     }
     let placed = inputs.dynamics.placed(&run.state);
-    let kkt = Kkt::new(&placed, n, &jac, &run.active)
+    let kkt = Kkt::new(&placed, n, &jac, (&run.active, &run.weights))
         .ok_or_else(|| DynamicsError::Start("the KKT matrix could not be factored".into()))?;
     // Velocities.
     let velocity_rhs = inputs
@@ -197,12 +198,27 @@ pub(crate) fn solve_refined(
     Some((x, y))
 }
 
-/// Rows of `jac` (positions) that lie in the span of the rows before them.
-fn dependent_rows(jac: &TangentJacobian, weights: &[f64]) -> Vec<usize> {
+/// Which of `jac`'s rows `given` (positions into `given`, ascending) lie within
+/// `tolerance` of the span of the given rows before them (columns divided by `weights`).
+pub(crate) fn dependent_rows(
+    jac: &TangentJacobian,
+    given: &[usize],
+    weights: &[f64],
+    tolerance: f64,
+) -> Vec<usize> {
     let n = jac.columns;
-    let mut rows = vec![vec![0.0; n]; jac.rows];
+    let mut place = vec![usize::MAX; jac.rows];
+    for (k, &r) in given.iter().enumerate() {
+        if let Some(slot) = place.get_mut(r) {
+            *slot = k;
+        }
+    }
+    let mut rows = vec![vec![0.0; n]; given.len()];
     for &(r, c, v) in &jac.entries {
-        if let (Some(row), Some(w)) = (rows.get_mut(r as usize), weights.get(c as usize)) {
+        let Some(&k) = place.get(r as usize) else {
+            continue;
+        };
+        if let (Some(row), Some(w)) = (rows.get_mut(k), weights.get(c as usize)) {
             row[c as usize] += v / w;
         }
     }
@@ -223,7 +239,7 @@ fn dependent_rows(jac: &TangentJacobian, weights: &[f64]) -> Vec<usize> {
             }
         }
         let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt();
-        if norm <= DEPENDENT * norm0 {
+        if norm <= tolerance * norm0 {
             dependent.push(k);
         } else {
             basis.push(row.into_iter().map(|x| x / norm).collect());
