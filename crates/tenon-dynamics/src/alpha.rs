@@ -170,11 +170,6 @@ impl Run {
                 *l += d;
             }
             let held = largest(residuals);
-            if std::env::var("TENON_DEBUG").is_ok() {
-                eprintln!(
-                    "t {target} corr {correction:e} scale {scale:e} held {held:e} fresh {fresh}"
-                );
-            }
             // Below the rounding of the positions (which the constraint rows multiply by
             // beta', as 1 / h^2), a correction is noise.
             let settled = correction <= ACCELERATION_TOLERANCE * scale
