@@ -16,7 +16,6 @@
 use tenon_system::TangentJacobian;
 
 use crate::error::DynamicsError;
-use crate::kkt::Kkt;
 use crate::run::{largest, set_time, times, Inputs, Run};
 use crate::start::{pick, solve_refined, spread};
 
@@ -36,9 +35,17 @@ impl Run {
         let residuals = self.evaluator.residuals().to_vec();
         let jac: TangentJacobian = self.evaluator.jacobian().clone();
         let placed = inputs.dynamics.placed(state);
-        let Some(kkt) = Kkt::new(&placed, n, &jac, (&self.active, &self.weights)) else {
+        self.kkt_valid = self.kkt.factor(
+            &placed,
+            n,
+            &jac,
+            (&self.active, &self.weights),
+            self.careful > 0,
+        );
+        if !self.kkt_valid {
             return Ok(None);
-        };
+        }
+        let kkt = &self.kkt;
         let (f, _) = Run::forces(inputs, &placed, state, velocity, n);
         let c_t: Vec<f64> = inputs
             .rates
@@ -56,7 +63,7 @@ impl Run {
             .map(|k| gamma[k] - 2.0 * alpha * (jv[k] + c_t[k]) - beta * beta * residuals[k])
             .collect();
         let Some((a, y)) = solve_refined(
-            &kkt,
+            kkt,
             (&placed, &jac, &self.active),
             &f,
             &pick(&rhs, &self.active),

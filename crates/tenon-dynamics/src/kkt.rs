@@ -13,11 +13,13 @@
 //! the same, since its residuals are exact. Rows found dependent at the start of a run
 //! are left out before they come here (`start`); rows nearly dependent on the others at
 //! the pose of a factorization (within [`NEARLY_DEPENDENT`], a singular position) are
-//! left out of that factorization: their multipliers are not corrected by it, so the
+//! left out of that factorization once a step has failed there (looking costs `m^2 n`,
+//! so it is done only then, for a while): their multipliers are not corrected by it, so the
 //! iteration cannot push the multipliers along the Jacobian's near-null directions
 //! (where a tiny force error is a huge multiplier, and the iteration cycles).
 //!
-//! Dense LU with partial pivoting (nalgebra) for now: the matrix is `(n + m)` square.
+//! Dense LU with partial pivoting (nalgebra) up to [`DENSE_KKT`], sparse LU above (faer,
+//! through `tenon_solve::SparseLu`, its symbolic analysis kept between factorizations).
 
 use nalgebra::{DMatrix, DVector};
 use tenon_system::TangentJacobian;
@@ -30,8 +32,14 @@ pub(crate) const REGULARIZATION: f64 = 1e-10;
 /// norm (columns weighted) is left out of a factorization.
 pub(crate) const NEARLY_DEPENDENT: f64 = 1e-3;
 
-/// A factored KKT matrix.
-#[derive(Debug)]
+/// Above this size (`n + m`) the KKT matrix is factored sparse.
+pub(crate) const DENSE_KKT: usize = 60;
+/// Above this many rows, nearly dependent rows are not looked for at each factorization.
+pub(crate) const NEAR_CHECK_ROWS: usize = 200;
+
+/// The KKT matrix's factorization, dense or sparse by size; the sparse one keeps its
+/// symbolic analysis from one factorization to the next.
+#[derive(Debug, Default)]
 pub(crate) struct Kkt {
     n: usize,
     m: usize,
@@ -39,45 +47,56 @@ pub(crate) struct Kkt {
     kept: Vec<usize>,
     /// How many rows were given.
     given: usize,
-    lu: nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>,
+    dense: Option<nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>>,
+    sparse: tenon_solve::SparseLu,
+    sparse_ready: bool,
+    entries: Vec<(u32, u32, f64)>,
 }
 
 impl Kkt {
     /// Factors the matrix of `placed` bodies (one per free part, filling the first
-    /// `6 * placed.len()` of `n` columns) and `jac` restricted to `rows` (indices of
-    /// `jac`'s rows, in order). `None` if the factorization fails.
-    pub(crate) fn new(
+    /// `6 * placed.len()` of `n` columns) and `jac` restricted to rows `given` (indices
+    /// of `jac`'s rows, in order), less, when `careful` (a step failed nearby), those
+    /// nearly dependent at this pose. `false` if the factorization fails.
+    pub(crate) fn factor(
+        &mut self,
         placed: &[Placed],
         n: usize,
         jac: &TangentJacobian,
         (given, weights): (&[usize], &[f64]),
-    ) -> Option<Kkt> {
-        let near = if given.len() <= crate::start::DEPENDENCE_ROWS {
+        careful: bool,
+    ) -> bool {
+        let near = if careful && given.len() <= NEAR_CHECK_ROWS {
             crate::start::dependent_rows(jac, given, weights, NEARLY_DEPENDENT)
         } else {
             Vec::new()
         };
-        let kept: Vec<usize> = (0..given.len())
+        self.kept = (0..given.len())
             .filter(|k| near.binary_search(k).is_err())
             .collect();
-        let rows: Vec<usize> = kept.iter().map(|&k| given[k]).collect();
-        let m = rows.len();
-        let mut a = DMatrix::<f64>::zeros(n + m, n + m);
+        self.given = given.len();
+        self.n = n;
+        self.m = self.kept.len();
+        self.dense = None;
+        self.sparse_ready = false;
+        let entries = &mut self.entries;
+        entries.clear();
         let mut mass_scale = 0.0f64;
         for (k, p) in placed.iter().enumerate() {
             let block = p.mass_matrix();
             for r in 0..6 {
                 for c in 0..6 {
-                    if 6 * k + r < n && 6 * k + c < n {
-                        a[(6 * k + r, 6 * k + c)] = block[(r, c)];
+                    let (i, j) = (6 * k + r, 6 * k + c);
+                    if i < n && j < n && (block[(r, c)] != 0.0 || i == j) {
+                        entries.push((i as u32, j as u32, block[(r, c)]));
                     }
                 }
                 mass_scale = mass_scale.max(block[(r, r)]);
             }
         }
         let mut place = vec![usize::MAX; jac.rows];
-        for (k, &r) in rows.iter().enumerate() {
-            if let Some(slot) = place.get_mut(r) {
+        for (k, &g) in self.kept.iter().enumerate() {
+            if let Some(slot) = given.get(g).and_then(|&r| place.get_mut(r)) {
                 *slot = k;
             }
         }
@@ -86,48 +105,58 @@ impl Kkt {
             let Some(&k) = place.get(r as usize) else {
                 continue;
             };
-            let c = c as usize;
-            if k == usize::MAX || c >= n {
+            if k == usize::MAX || c as usize >= n {
                 continue;
             }
-            a[(n + k, c)] += v;
-            a[(c, n + k)] += v;
+            entries.push(((n + k) as u32, c, v));
+            entries.push((c, (n + k) as u32, v));
             jac_scale = jac_scale.max(v.abs());
         }
         let e = REGULARIZATION * jac_scale * jac_scale / mass_scale.max(f64::MIN_POSITIVE);
-        for k in 0..m {
-            a[(n + k, n + k)] = -e;
+        for k in 0..self.m {
+            entries.push(((n + k) as u32, (n + k) as u32, -e));
         }
-        if !a.iter().all(|x| x.is_finite()) {
-            return None;
+        let size = n + self.m;
+        if size <= DENSE_KKT {
+            let mut a = DMatrix::<f64>::zeros(size, size);
+            for &(r, c, v) in entries.iter() {
+                a[(r as usize, c as usize)] += v;
+            }
+            if !a.iter().all(|x| x.is_finite()) {
+                return false;
+            }
+            self.dense = Some(a.lu());
+            true
+        } else {
+            self.sparse_ready = self.sparse.factor(size, entries);
+            self.sparse_ready
         }
-        let lu = a.lu();
-        Some(Kkt {
-            n,
-            m,
-            kept,
-            given: given.len(),
-            lu,
-        })
     }
 
     /// Solves for `(x, y)` given `(f, b)` (`b` and `y` over the rows given; rows left out
     /// of the factorization get `y = 0`); `None` if the result is not finite.
     pub(crate) fn solve(&self, f: &[f64], b: &[f64]) -> Option<(Vec<f64>, Vec<f64>)> {
-        let mut rhs = DVector::<f64>::zeros(self.n + self.m);
-        for (k, &x) in f.iter().take(self.n).enumerate() {
-            rhs[k] = x;
+        let size = self.n + self.m;
+        let mut rhs = vec![0.0; size];
+        for (slot, &x) in rhs.iter_mut().zip(f.iter().take(self.n)) {
+            *slot = x;
         }
         for (k, &g) in self.kept.iter().enumerate() {
             rhs[self.n + k] = b.get(g).copied().unwrap_or(0.0);
         }
-        if !self.lu.solve_mut(&mut rhs) {
+        if let Some(lu) = &self.dense {
+            let mut v = DVector::from_vec(rhs);
+            if !lu.solve_mut(&mut v) {
+                return None;
+            }
+            rhs = v.data.into();
+        } else if !(self.sparse_ready && self.sparse.solve_in_place(&mut rhs)) {
             return None;
         }
         if !rhs.iter().all(|x| x.is_finite()) {
             return None;
         }
-        let x = rhs.rows(0, self.n).iter().copied().collect();
+        let x = rhs[..self.n].to_vec();
         let mut y = vec![0.0; self.given];
         for (k, &g) in self.kept.iter().enumerate() {
             y[g] = rhs[self.n + k];

@@ -25,6 +25,10 @@ pub enum Method {
     Baumgarte,
 }
 
+/// After a step fails, this many steps factor the KKT matrix leaving nearly dependent
+/// rows out.
+const CAREFUL_STEPS: u32 = 16;
+
 /// Settings of a run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
@@ -110,6 +114,9 @@ pub struct Frame {
     pub max_residual: f64,
     /// Energies and the work done so far.
     pub energy: Energy,
+    /// Newton iterations and factorizations of the iteration matrix so far (the run's
+    /// cost, for benchmarks and reports).
+    pub effort: (u64, u64),
 }
 
 /// A dynamic run in progress: the current frame, stepped to any later time. The
@@ -136,12 +143,22 @@ pub struct Run {
     /// Generalized-alpha's acceleration-like variable.
     pub(crate) pseudo: Vec<f64>,
     pub(crate) multipliers: Vec<f64>,
+    /// The step to the current frame, and the accelerations and multipliers before it
+    /// (generalized-alpha's predictor extrapolates from them).
+    pub(crate) before: Option<(f64, Vec<f64>, Vec<f64>)>,
     pub(crate) time: f64,
     pub(crate) max_residual: f64,
-    /// The iteration matrix, kept while steps converge with it.
-    pub(crate) kkt: Option<Kkt>,
+    /// The iteration matrix, kept while steps converge with it (`kkt_valid`).
+    pub(crate) kkt: Kkt,
+    pub(crate) kkt_valid: bool,
+    /// Steps left in which factorizations leave nearly dependent rows out (set when a
+    /// step fails: a singular position is near).
+    pub(crate) careful: u32,
     pub(crate) done_work: f64,
     pub(crate) power: f64,
+    /// Newton iterations and factorizations so far.
+    pub(crate) iterations: u64,
+    pub(crate) factorizations: u64,
 }
 
 /// Everything a step reads.
@@ -216,11 +233,16 @@ impl Run {
             acceleration: vec![0.0; dimension],
             pseudo: vec![0.0; dimension],
             multipliers: Vec::new(),
+            before: None,
             time,
             max_residual: 0.0,
-            kkt: None,
+            kkt: Kkt::default(),
+            kkt_valid: false,
+            careful: 0,
             done_work: 0.0,
             power: 0.0,
+            iterations: 0,
+            factorizations: 0,
         };
         run.multipliers = vec![0.0; run.rows.len()];
         run.extent = run
@@ -250,6 +272,7 @@ impl Run {
             multipliers: self.multipliers.clone(),
             max_residual: self.max_residual,
             energy,
+            effort: (self.iterations, self.factorizations),
         }
     }
 
@@ -285,6 +308,7 @@ impl Run {
                 Method::Baumgarte => self.baumgarte_step(inputs, target)?,
             };
             if ok {
+                self.careful = self.careful.saturating_sub(1);
                 successes += 1;
                 if successes >= 2 && depth > 0 {
                     depth -= 1;
@@ -293,6 +317,7 @@ impl Run {
                 continue;
             }
             successes = 0;
+            self.careful = CAREFUL_STEPS;
             if depth >= self.settings.max_halvings {
                 events.push(Event {
                     time: target,

@@ -73,8 +73,14 @@ pub(crate) fn start(
         });
     }
     let placed = inputs.dynamics.placed(&run.state);
-    let kkt = Kkt::new(&placed, n, &jac, (&run.active, &run.weights))
-        .ok_or_else(|| DynamicsError::Start("the KKT matrix could not be factored".into()))?;
+    let mut kkt = Kkt::default();
+    if !kkt.factor(&placed, n, &jac, (&run.active, &run.weights), false) {
+        return Err(DynamicsError::Start(
+            "the KKT matrix could not be factored (a part whose inertia its joints do not \
+             make up for?)"
+                .into(),
+        ));
+    }
     // Velocities.
     let velocity_rhs = inputs
         .rates
@@ -126,7 +132,8 @@ pub(crate) fn start(
     run.power = 0.0;
     let (_, power) = Run::forces(inputs, &placed, &run.state, &run.velocity, n);
     run.power = power + run.drive_power(inputs)?;
-    run.kkt = Some(kkt);
+    run.kkt = kkt;
+    run.kkt_valid = true;
     Ok(events)
 }
 

@@ -100,7 +100,7 @@ pub use diagnose::{
 pub use kinematics::{
     run_rows, undriven_freedoms, EventKind, KinematicEvent, KinematicFrame, KinematicRun,
 };
-pub use linalg::DENSE_COLUMNS;
+pub use linalg::{SparseLu, DENSE_COLUMNS};
 
 /// Default residual tolerance.
 pub const TOLERANCE: f64 = 1e-10;

@@ -586,3 +586,90 @@ mod tests {
         assert!(solved.is_none(), "a singular system solved");
     }
 }
+
+/// A square sparse matrix factored by LU with partial pivoting (faer), its pattern's
+/// symbolic analysis (fill-reducing ordering, elimination structure) made once and kept
+/// while the pattern stays the same: a dynamic run's KKT matrix, refactored as the pose
+/// changes, costs its numeric factorization only.
+#[derive(Debug, Default)]
+pub struct SparseLu {
+    /// The pattern analysed (column pointers, row indices) and its analysis.
+    symbolic: Option<(
+        Vec<usize>,
+        Vec<usize>,
+        faer::sparse::linalg::solvers::SymbolicLu<usize>,
+    )>,
+    lu: Option<faer::sparse::linalg::solvers::Lu<usize, f64>>,
+    n: usize,
+}
+
+impl SparseLu {
+    /// Nothing factored yet.
+    pub fn new() -> SparseLu {
+        SparseLu::default()
+    }
+
+    /// Factors the `n x n` matrix of `entries` (`(row, column, value)`, repeated entries
+    /// add); `false` if an entry is out of range or not finite, or the factorization
+    /// fails (a singular matrix).
+    pub fn factor(&mut self, n: usize, entries: &[(u32, u32, f64)]) -> bool {
+        use faer::sparse::linalg::solvers::{Lu, SymbolicLu};
+        use faer::sparse::{SparseColMat, Triplet};
+        self.lu = None;
+        if !all_finite(entries.iter().map(|e| &e.2)) {
+            return false;
+        }
+        let triplets: Vec<Triplet<usize, usize, f64>> = entries
+            .iter()
+            .map(|&(r, c, v)| Triplet::new(r as usize, c as usize, v))
+            .collect();
+        let Ok(a) = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &triplets) else {
+            return false;
+        };
+        let pattern = a.symbolic();
+        let same = self.symbolic.as_ref().is_some_and(|(p, r, _)| {
+            self.n == n && p.as_slice() == pattern.col_ptr() && r.as_slice() == pattern.row_idx()
+        });
+        if !same {
+            let Ok(symbolic) = SymbolicLu::try_new(pattern) else {
+                return false;
+            };
+            self.symbolic = Some((
+                pattern.col_ptr().to_vec(),
+                pattern.row_idx().to_vec(),
+                symbolic,
+            ));
+            self.n = n;
+        }
+        let Some((_, _, symbolic)) = self.symbolic.as_ref() else {
+            return false;
+        };
+        match Lu::try_new_with_symbolic(symbolic.clone(), a.as_ref()) {
+            Ok(lu) => {
+                self.lu = Some(lu);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Solves `A x = b` in place with the last factorization; `false` if there is none
+    /// or the result is not finite.
+    pub fn solve_in_place(&self, b: &mut [f64]) -> bool {
+        let Some(lu) = self.lu.as_ref() else {
+            return false;
+        };
+        if b.len() != self.n {
+            return false;
+        }
+        let mut x = Mat::<f64>::zeros(self.n, 1);
+        for (k, &v) in b.iter().enumerate() {
+            x[(k, 0)] = v;
+        }
+        lu.solve_in_place(x.as_mut());
+        for (k, slot) in b.iter_mut().enumerate() {
+            *slot = x[(k, 0)];
+        }
+        all_finite(b.iter())
+    }
+}

@@ -134,6 +134,35 @@ impl RowEvaluator {
         Ok(())
     }
 
+    /// Evaluates the residuals only (the Jacobian keeps the last full evaluation's).
+    pub fn evaluate_residuals(
+        &mut self,
+        compiled: &Compiled,
+        scratch: &mut Scratch,
+        state: &[f64],
+        params: &[f64],
+    ) -> Result<(), SystemError> {
+        crate::build::check_length("state", self.state_len, state.len())?;
+        for piece in &mut self.pieces {
+            let cluster = match piece.cluster {
+                Some(k) => compiled.clusters().get(k),
+                None => Some(compiled.fixed()),
+            };
+            let Some(cluster) = cluster else { continue };
+            cluster.gather_into(state, &mut piece.local);
+            cluster.evaluate_residuals(scratch, &piece.local, params, &mut piece.out)?;
+            for (&l, &p) in piece.local_rows.iter().zip(&piece.positions) {
+                if let (Some(slot), Some(&v)) = (
+                    self.residuals.get_mut(p as usize),
+                    piece.out.residuals().get(l),
+                ) {
+                    *slot = v;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The residuals of the last evaluation, one per row.
     pub fn residuals(&self) -> &[f64] {
         &self.residuals

@@ -103,6 +103,8 @@ pub struct DynamicFrame {
     pub energy: Energy,
     /// Largest residual of the equations held.
     pub max_residual: f64,
+    /// Newton iterations and factorizations of the iteration matrix since the start.
+    pub effort: (u64, u64),
 }
 
 /// Something that happened in a dynamic run.
@@ -580,6 +582,7 @@ impl DynamicFrames<'_> {
             efforts,
             energy: frame.energy,
             max_residual: frame.max_residual,
+            effort: frame.effort,
         })
     }
 }
