@@ -194,7 +194,16 @@ impl Run {
             let held = largest(residuals);
             // Below the rounding of the positions (which the constraint rows multiply by
             // beta', as 1 / h^2), a correction is noise.
-            let settled = correction <= ACCELERATION_TOLERANCE * scale
+            // The error left after this correction, estimated from the rate the
+            // corrections shrink at (`theta / (1 - theta)` times this one, Hairer and
+            // Wanner's test; the correction itself before a rate is known).
+            let theta = correction / last_correction;
+            let left = if theta < 0.5 {
+                correction * theta / (1.0 - theta)
+            } else {
+                correction
+            };
+            let settled = left <= ACCELERATION_TOLERANCE * scale
                 || correction / beta_prime <= ROUNDING * f64::EPSILON * self.extent;
             // Near a singular position (the Jacobian losing rank) the KKT matrix is
             // ill-conditioned and the corrections stall at its rounding level: with a
