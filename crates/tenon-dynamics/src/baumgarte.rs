@@ -19,6 +19,12 @@ use crate::error::DynamicsError;
 use crate::run::{largest, set_time, times, Inputs, Run};
 use crate::start::{pick, solve_refined, spread};
 
+/// Accelerations, multipliers and the largest residual at a state.
+type Rates = (Vec<f64>, Vec<f64>, f64);
+
+/// A Runge-Kutta stage: its velocity and acceleration.
+type Stage = (Vec<f64>, Vec<f64>);
+
 impl Run {
     /// The accelerations and multipliers at `(state, params)` with `velocity`; `None`
     /// where the KKT matrix cannot be factored.
@@ -27,7 +33,7 @@ impl Run {
         inputs: Inputs<'_>,
         (state, params): (&[f64], &[f64]),
         velocity: &[f64],
-    ) -> Result<Option<(Vec<f64>, Vec<f64>, f64)>, DynamicsError> {
+    ) -> Result<Option<Rates>, DynamicsError> {
         let problem = inputs.problem;
         let n = velocity.len();
         self.evaluator
@@ -90,7 +96,7 @@ impl Run {
         let h = target - self.time;
         let v0 = self.velocity.clone();
         let a0 = self.acceleration.clone();
-        let mut ks: Vec<(Vec<f64>, Vec<f64>)> = vec![(v0.clone(), a0)];
+        let mut ks: Vec<Stage> = vec![(v0.clone(), a0)];
         for (fraction, from) in [(0.5, 0usize), (0.5, 1), (1.0, 2)] {
             let (kv, ka) = &ks[from];
             let increment: Vec<f64> = kv.iter().map(|x| x * h * fraction).collect();
@@ -106,7 +112,7 @@ impl Run {
             };
             ks.push((velocity, a));
         }
-        let combine = |pick: &dyn Fn(&(Vec<f64>, Vec<f64>)) -> &Vec<f64>| -> Vec<f64> {
+        let combine = |pick: &dyn Fn(&Stage) -> &Vec<f64>| -> Vec<f64> {
             (0..n)
                 .map(|k| {
                     (pick(&ks[0])[k]

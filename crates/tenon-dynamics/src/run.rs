@@ -143,9 +143,6 @@ pub struct Run {
     /// Generalized-alpha's acceleration-like variable.
     pub(crate) pseudo: Vec<f64>,
     pub(crate) multipliers: Vec<f64>,
-    /// The step to the current frame, and the accelerations and multipliers before it
-    /// (generalized-alpha's predictor extrapolates from them).
-    pub(crate) before: Option<(f64, Vec<f64>, Vec<f64>)>,
     pub(crate) time: f64,
     pub(crate) max_residual: f64,
     /// The iteration matrix, kept while steps converge with it (`kkt_valid`).
@@ -233,7 +230,6 @@ impl Run {
             acceleration: vec![0.0; dimension],
             pseudo: vec![0.0; dimension],
             multipliers: Vec::new(),
-            before: None,
             time,
             max_residual: 0.0,
             kkt: Kkt::default(),
@@ -286,7 +282,7 @@ impl Run {
     ) -> Result<(Frame, Vec<Event>), DynamicsError> {
         let mut events = Vec::new();
         let h = time - self.time;
-        if !(h > 0.0) {
+        if h.is_nan() || h <= 0.0 {
             return Ok((self.frame(inputs), events));
         }
         // Substeps of h / 2^depth, halving where one fails and growing back after two

@@ -210,11 +210,9 @@ fn state_at(m: &Mechanism, system: &System) -> Vec<f64> {
     for (k, free) in system.free_parts().iter().enumerate() {
         if let Some(pose) = m.placement_of(free.part) {
             let at = STATE_PER_PART * k;
-            for c in 0..3 {
-                state[at + c] = pose.position[c];
-            }
-            for c in 0..4 {
-                state[at + 3 + c] = pose.quaternion[c];
+            if let Some(slot) = state.get_mut(at..at + 7) {
+                slot[..3].copy_from_slice(&pose.position);
+                slot[3..].copy_from_slice(&pose.quaternion);
             }
         }
     }

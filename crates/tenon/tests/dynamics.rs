@@ -251,3 +251,103 @@ fn bad_mass_is_an_error_naming_the_part() {
         "{e}"
     );
 }
+
+/// B0 (the first crank's tip, the first coupler's left end) and the largest energy error
+/// of an A02 run.
+fn a02(name: &str, step: f64) -> ([f64; 2], f64, DynamicTrajectory) {
+    let mut m = fixture(name);
+    let t = run(&mut m, 10.0, step, 0.01, DynamicMethod::GeneralizedAlpha);
+    let e0 = total_energy(&t.frames[0]);
+    let worst = t
+        .frames
+        .iter()
+        .map(|f| (total_energy(f) - e0).abs())
+        .fold(0.0, f64::max);
+    let at = |time: f64| -> [f64; 2] {
+        let f = t
+            .frames
+            .iter()
+            .find(|f| (f.time - time).abs() < 1e-9)
+            .unwrap();
+        let coupler = f
+            .parts
+            .iter()
+            .find(|p| m.part_id(p.part) == Some("coupler0"))
+            .unwrap();
+        [coupler.position[0], coupler.position[1]]
+    };
+    let _ = at(4.0);
+    (at(10.0), worst, t)
+}
+
+/// IFToMM A02 in 3D with revolutes (six redundant equations, said once), through about
+/// ten singular positions in 10 s: the energy error at h = 1e-3 is at or below Exudyn's
+/// (1.14e-3 J); B0 at t = 4 s and 10 s, extrapolated in h from h = 5e-4 and 2.5e-4
+/// (second order), to 1e-6; the version without redundant joints gives the same B0.
+#[test]
+fn four_bar_a02_through_singular_positions() {
+    let (b0, energy, t) = a02("four-bar-a02.json", 1e-3);
+    assert!(energy <= 1.14e-3, "energy error {energy}");
+    let redundant: Vec<_> = t
+        .events
+        .iter()
+        .filter(|e| e.kind == tenon::DynamicEventKind::Redundant)
+        .collect();
+    assert_eq!(redundant.len(), 1, "{:?}", t.events);
+    assert!(
+        redundant[0].message.contains("6 equation"),
+        "{}",
+        redundant[0].message
+    );
+    let worst = t.frames.iter().map(|f| f.max_residual).fold(0.0, f64::max);
+    assert!(worst < 1e-10, "constraint violation {worst}");
+    let (plain, plain_energy, _) = a02("four-bar-a02-nonredundant.json", 1e-3);
+    assert!(plain_energy <= 1.14e-3, "energy error {plain_energy}");
+    for c in 0..2 {
+        assert!((plain[c] - b0[c]).abs() < 1e-5, "{plain:?} vs {b0:?}");
+    }
+    // Richardson extrapolation at t = 4 and t = 10.
+    let coarse = run(
+        &mut fixture("four-bar-a02.json"),
+        10.0,
+        5e-4,
+        0.01,
+        DynamicMethod::GeneralizedAlpha,
+    );
+    let fine = run(
+        &mut fixture("four-bar-a02.json"),
+        10.0,
+        2.5e-4,
+        0.01,
+        DynamicMethod::GeneralizedAlpha,
+    );
+    let m = fixture("four-bar-a02.json");
+    let b0_at = |t: &DynamicTrajectory, time: f64| -> [f64; 2] {
+        let f = t
+            .frames
+            .iter()
+            .find(|f| (f.time - time).abs() < 1e-9)
+            .unwrap();
+        let p = f
+            .parts
+            .iter()
+            .find(|p| m.part_id(p.part) == Some("coupler0"))
+            .unwrap();
+        [p.position[0], p.position[1]]
+    };
+    for (time, reference) in [
+        (4.0, [0.1176161024, 0.9930591385]),
+        (10.0, [0.3284581115, 0.9445185382]),
+    ] {
+        let (c, f) = (b0_at(&coarse, time), b0_at(&fine, time));
+        for k in 0..2 {
+            let extrapolated = (4.0 * f[k] - c[k]) / 3.0;
+            assert!(
+                (extrapolated - reference[k]).abs() < 1e-6,
+                "t = {time}: B0[{k}] {extrapolated} (h = 5e-4: {}, 2.5e-4: {})",
+                c[k],
+                f[k]
+            );
+        }
+    }
+}

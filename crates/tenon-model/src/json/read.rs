@@ -700,7 +700,7 @@ fn read_simulation(v: &Value) -> Result<Simulation> {
             "baumgarte" => Method::Baumgarte,
             other => {
                 return Err(ModelError::at_path(
-                    &o.at("method"),
+                    o.at("method"),
                     format!(
                         "unknown method '{other}' (expected 'generalized_alpha' or 'baumgarte')"
                     ),
