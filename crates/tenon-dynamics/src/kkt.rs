@@ -13,8 +13,8 @@
 //! the same, since its residuals are exact. Rows found dependent at the start of a run
 //! are left out before they come here (`start`); rows nearly dependent on the others at
 //! the pose of a factorization (within [`NEARLY_DEPENDENT`], a singular position) are
-//! left out of that factorization (looking costs `m^2 n`: on large systems it is done
-//! only after a step has failed, for a while): their multipliers are not corrected by it, so the
+//! left out of that factorization (on large systems only after a step has failed, for a
+//! while): their multipliers are not corrected by it, so the
 //! iteration cannot push the multipliers along the Jacobian's near-null directions
 //! (where a tiny force error is a huge multiplier, and the iteration cycles).
 //!
@@ -40,7 +40,7 @@ pub(crate) const DENSE_KKT: usize = 60;
 /// dropped only after a failure).
 pub(crate) const ALWAYS_CHECK_ROWS: usize = 60;
 /// Up to this many rows, after a failed step (`careful`).
-pub(crate) const NEAR_CHECK_ROWS: usize = 200;
+pub(crate) const NEAR_CHECK_ROWS: usize = 20_000;
 
 /// The KKT matrix's factorization, dense or sparse by size; the sparse one keeps its
 /// symbolic analysis from one factorization to the next.

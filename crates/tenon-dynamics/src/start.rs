@@ -3,11 +3,11 @@
 //! multipliers.
 //!
 //! - Dependent rows: in the equations' order, a row is dependent when it lies in the
-//!   span of the independent rows before it (Gram-Schmidt with a second pass, columns
-//!   weighted as the solver weighs them, relative tolerance [`DEPENDENT`]). Their
-//!   multipliers are 0 in every solve; the reactions are split by minimum norm
-//!   afterwards (`reactions`). Above [`DEPENDENCE_ROWS`] rows the check is skipped and
-//!   the regularised KKT matrix copes.
+//!   span of the independent rows before it (the diagnosis's sparse Givens
+//!   factorization, `tenon_solve::dependent_rows`; columns weighted as the solver weighs
+//!   them, relative tolerance [`DEPENDENT`]). Their multipliers are 0 in every solve.
+//!   Above [`DEPENDENCE_ROWS`] rows the check is skipped and the regularised KKT matrix
+//!   copes.
 //! - Velocities: `min 1/2 (v - w)^T M (v - w)` subject to `J v = -C_t`, one KKT solve
 //!   (the spec's INITIAL VELOCITIES).
 //! - Accelerations: `M a + J^T lambda = f`, `J a = -gamma` (the kinematic run's
@@ -23,8 +23,11 @@ use crate::run::{add_transposed, largest, mass_times, times, Event, EventKind, I
 /// A row whose part outside the span of the rows before it is below this fraction of
 /// its norm is dependent.
 pub(crate) const DEPENDENT: f64 = 1e-8;
-/// Above this many rows, dependent rows are not looked for.
-pub(crate) const DEPENDENCE_ROWS: usize = 1500;
+/// Up to this many rows, dependent rows are found by dense Gram-Schmidt (`m^2 n`, the
+/// measure the singular-position handling was tuned with); above, by sparse Givens.
+pub(crate) const GRAM_SCHMIDT_ROWS: usize = 100;
+/// Above this many rows, dependent rows are not looked for at the start.
+pub(crate) const DEPENDENCE_ROWS: usize = 200_000;
 /// Refinement rounds of a start solve against the unregularised matrix.
 const REFINEMENTS: usize = 3;
 /// Largest violation of a velocity equation, relative to the velocities' scale,
@@ -206,8 +209,50 @@ pub(crate) fn solve_refined(
 }
 
 /// Which of `jac`'s rows `given` (positions into `given`, ascending) lie within
-/// `tolerance` of the span of the given rows before them (columns divided by `weights`).
+/// `tolerance` of the span of the given rows before them (columns divided by `weights`):
+/// up to [`GRAM_SCHMIDT_ROWS`] rows by Gram-Schmidt on dense rows (the residual's
+/// length against the row's), above by the diagnosis's sparse Givens factorization.
 pub(crate) fn dependent_rows(
+    jac: &TangentJacobian,
+    given: &[usize],
+    weights: &[f64],
+    tolerance: f64,
+) -> Vec<usize> {
+    if given.len() <= GRAM_SCHMIDT_ROWS {
+        gram_schmidt_dependent(jac, given, weights, tolerance)
+    } else {
+        givens_dependent(jac, given, weights, tolerance)
+    }
+}
+
+fn givens_dependent(
+    jac: &TangentJacobian,
+    given: &[usize],
+    weights: &[f64],
+    tolerance: f64,
+) -> Vec<usize> {
+    let mut place = vec![usize::MAX; jac.rows];
+    for (k, &r) in given.iter().enumerate() {
+        if let Some(slot) = place.get_mut(r) {
+            *slot = k;
+        }
+    }
+    let mut rows: Vec<Vec<(u32, f64)>> = vec![Vec::new(); given.len()];
+    for &(r, c, v) in &jac.entries {
+        let Some(&k) = place.get(r as usize) else {
+            continue;
+        };
+        if let (Some(row), Some(w)) = (rows.get_mut(k), weights.get(c as usize)) {
+            row.push((c, v / w));
+        }
+    }
+    let mut dependent =
+        tenon_solve::dependent_rows(jac.columns, &rows, tolerance).unwrap_or_default();
+    dependent.sort_unstable();
+    dependent
+}
+
+fn gram_schmidt_dependent(
     jac: &TangentJacobian,
     given: &[usize],
     weights: &[f64],

@@ -101,6 +101,7 @@ pub use kinematics::{
     run_rows, undriven_freedoms, EventKind, KinematicEvent, KinematicFrame, KinematicRun,
 };
 pub use linalg::{SparseLu, DENSE_COLUMNS};
+pub use row_rank::dependent_rows;
 
 /// Default residual tolerance.
 pub const TOLERANCE: f64 = 1e-10;
