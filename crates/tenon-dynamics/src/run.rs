@@ -69,8 +69,8 @@ pub enum EventKind {
     /// A step was halved (Newton did not converge at the full step).
     StepRefined,
     /// Said once, at the start: equations dependent on others (redundant joints); their
-    /// multipliers are 0 in the solve and the reactions are reported split by minimum
-    /// norm.
+    /// multipliers are 0 (the reactions go to the independent rows: one split of many;
+    /// the spec's minimum-norm split is not computed yet).
     Redundant,
     /// Said once, at the start: joint limits are not enforced by dynamics yet.
     LimitsIgnored,

@@ -5,7 +5,9 @@
 //! - Dependent rows: in the equations' order, a row is dependent when it lies in the
 //!   span of the independent rows before it (the diagnosis's sparse Givens
 //!   factorization, `tenon_solve::dependent_rows`; columns weighted as the solver weighs
-//!   them, relative tolerance [`DEPENDENT`]). Their multipliers are 0 in every solve.
+//!   them, relative tolerance [`DEPENDENT`]). Their multipliers are 0 in every solve
+//!   (so their joints report the reactions the independent rows leave them; the
+//!   minimum-norm split the spec asks for is not computed yet).
 //!   Above [`DEPENDENCE_ROWS`] rows the check is skipped and the regularised KKT matrix
 //!   copes.
 //! - Velocities: `min 1/2 (v - w)^T M (v - w)` subject to `J v = -C_t`, one KKT solve
@@ -62,7 +64,8 @@ pub(crate) fn start(
             equations: dependent.iter().map(|&k| run.rows[k]).collect(),
             message: format!(
                 "{} equation(s) depend on the others (redundant joints): they hold with \
-                 the others, and their share of the reactions is the minimum-norm split",
+                 the others; their multipliers are left at zero, so the reactions go to \
+                 the independent joints (one of many possible splits)",
                 dependent.len()
             ),
         });
