@@ -351,3 +351,151 @@ fn four_bar_a02_through_singular_positions() {
         }
     }
 }
+
+fn from_text(text: &str) -> Mechanism {
+    Mechanism::from_json(text, Some("test.json")).unwrap()
+}
+
+/// A 2 kg block on a vertical slider hanging from a spring (k = 50 N/m, rest 1 m),
+/// released at the spring's rest length: `y(t) = y_eq + (m g / k) cos(omega t)` with
+/// `omega = sqrt(k / m)`; with a damper, the energy lost equals the dampers' work.
+#[test]
+fn block_on_a_spring() {
+    let text = |damping: f64| {
+        format!(
+            r#"{{ "format": "tenon-assembly", "version": 1,
+              "units": {{ "length": "m", "angle": "rad", "mass": "kg", "time": "s" }},
+              "parts": [
+                {{ "id": "ground", "grounded": true,
+                   "markers": {{ "top": {{}}, "rail": {{ "rotation": {{ "axis": [1, 0, 0], "angle": "-pi / 2" }} }} }} }},
+                {{ "id": "block", "placement": {{ "position": [0, -1, 0] }},
+                   "markers": {{ "hook": {{}}, "rail": {{ "rotation": {{ "axis": [1, 0, 0], "angle": "-pi / 2" }} }} }},
+                   "mass": {{ "mass": 2, "inertia": [[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]] }} }} ],
+              "joints": [ {{ "id": "rail", "type": "slider", "i": {{ "part": "block", "marker": "rail" }},
+                            "j": {{ "part": "ground", "marker": "rail" }} }} ],
+              "forces": {{ "gravity": [0, -9.81, 0],
+                "springs": [ {{ "id": "s", "i": {{ "part": "block", "marker": "hook" }},
+                               "j": {{ "part": "ground", "marker": "top" }},
+                               "stiffness": 50, "rest_length": 1, "damping": {damping} }} ] }} }}"#
+        )
+    };
+    let mut m = from_text(&text(0.0));
+    let t = run(&mut m, 2.0, 1e-4, 0.01, DynamicMethod::GeneralizedAlpha);
+    let (mass, k, g) = (2.0, 50.0, 9.81);
+    let omega = (k / mass as f64).sqrt();
+    let amplitude = mass * g / k;
+    for f in &t.frames {
+        let y = f.parts[0].position[1];
+        let expected = -1.0 - amplitude + amplitude * (omega * f.time).cos();
+        assert!(
+            (y - expected).abs() < 1e-5 * amplitude,
+            "t = {}: y {y} vs {expected}",
+            f.time
+        );
+        let v = f.parts[0].velocity[1];
+        let expected_v = -amplitude * omega * (omega * f.time).sin();
+        assert!(
+            (v - expected_v).abs() < 1e-4 * amplitude * omega,
+            "t = {}: v {v}",
+            f.time
+        );
+    }
+    let e0 = total_energy(&t.frames[0]);
+    for f in &t.frames {
+        assert!(
+            (total_energy(f) - e0).abs() < 1e-6,
+            "energy at t = {}",
+            f.time
+        );
+    }
+    // Damped: the work of the damper (negative) balances the energy lost.
+    let mut m = from_text(&text(3.0));
+    let t = run(&mut m, 2.0, 1e-4, 0.01, DynamicMethod::GeneralizedAlpha);
+    let last = t.frames.last().unwrap();
+    assert!(last.energy.work < -0.1, "damper work {}", last.energy.work);
+    let e0 = total_energy(&t.frames[0]);
+    assert!(
+        (total_energy(last) - e0).abs() < 1e-5,
+        "balance {}",
+        total_energy(last) - e0
+    );
+}
+
+/// A uniform rod (1 kg, 1 m) turned about a horizontal pin at a constant 2 rad/s by a
+/// motion: the drive's effort is the torque that holds it against gravity, `m g L/2
+/// cos(angle)` (no inertial torque at constant speed), and its work is the potential
+/// energy gained.
+#[test]
+fn drive_effort_of_a_crank() {
+    let text = r#"{ "format": "tenon-assembly", "version": 1,
+      "units": { "length": "m", "angle": "rad", "mass": "kg", "time": "s" },
+      "parts": [
+        { "id": "ground", "grounded": true, "markers": { "pin": {} } },
+        { "id": "crank", "markers": { "pin": {} },
+          "mass": { "mass": 1, "center_of_mass": [0.5, 0, 0],
+                    "inertia": [[0, 0, 0], [0, 0.0833333333333, 0], [0, 0, 0.0833333333333]] } } ],
+      "joints": [ { "id": "pin", "type": "revolute", "i": { "part": "crank", "marker": "pin" },
+                    "j": { "part": "ground", "marker": "pin" } } ],
+      "motions": [ { "joint": "pin", "angle": "2 * t" } ],
+      "forces": { "gravity": [0, -9.81, 0] } }"#;
+    let mut m = from_text(text);
+    let t = run(&mut m, 2.0, 1e-3, 0.05, DynamicMethod::GeneralizedAlpha);
+    for f in &t.frames {
+        let angle = 2.0 * f.time;
+        let expected = 9.81 * 0.5 * angle.cos();
+        let effort = f.efforts[0].effort;
+        assert!(
+            (effort - expected).abs() < 1e-6 * 9.81,
+            "t = {}: effort {effort} vs {expected}",
+            f.time
+        );
+        let w = f.parts[0].angular_velocity[2];
+        assert!((w - 2.0).abs() < 1e-9, "omega {w}");
+    }
+    // Energy: the drive's work is the kinetic and potential energy gained.
+    let (first, last) = (&t.frames[0], t.frames.last().unwrap());
+    let gained = (last.energy.kinetic + last.energy.potential)
+        - (first.energy.kinetic + first.energy.potential);
+    assert!(
+        (last.energy.work - gained).abs() < 1e-5,
+        "work {} vs gained {gained}",
+        last.energy.work
+    );
+}
+
+/// A free body (no gravity, no joints) pushed by a constant load off its centre of mass
+/// and a torque: it accelerates at `F / m` and turns at `(r x F + tau) / I` from rest.
+#[test]
+fn a_load_pushes_a_free_body() {
+    let text = r#"{ "format": "tenon-assembly", "version": 1,
+      "units": { "length": "m", "angle": "rad", "mass": "kg", "time": "s" },
+      "parts": [
+        { "id": "anchor", "grounded": true },
+        { "id": "body", "placement": { "position": [5, 0, 0] },
+          "mass": { "mass": 2, "inertia": [[0.5, 0, 0], [0, 0.5, 0], [0, 0, 0.5]] } } ],
+      "forces": { "loads": [ { "part": "body", "force": [4, 0, 0], "torque": [0, 0, 0.25] } ] } }"#;
+    let mut m = from_text(text);
+    let t = run(&mut m, 0.5, 1e-3, 0.1, DynamicMethod::GeneralizedAlpha);
+    for f in &t.frames {
+        let p = &f.parts[0];
+        let expected = 5.0 + 0.5 * 2.0 * f.time * f.time;
+        assert!(
+            (p.position[0] - expected).abs() < 1e-9,
+            "x {}",
+            p.position[0]
+        );
+        assert!(
+            (p.angular_velocity[2] - 0.5 * f.time).abs() < 1e-9,
+            "omega {}",
+            p.angular_velocity[2]
+        );
+        assert!((p.acceleration[0] - 2.0).abs() < 1e-9);
+    }
+    // The loads' work is the kinetic energy gained.
+    let last = t.frames.last().unwrap();
+    assert!(
+        (last.energy.work - last.energy.kinetic).abs() < 1e-9,
+        "{:?}",
+        last.energy
+    );
+}
