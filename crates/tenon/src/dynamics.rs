@@ -437,11 +437,16 @@ impl Mechanism {
             .iter()
             .map(|m| (m.joint, m.coordinate, None))
             .collect();
+        let joint_index: std::collections::HashMap<JointKey, usize> = joint_rows
+            .iter()
+            .enumerate()
+            .map(|(k, (j, _))| (*j, k))
+            .collect();
         for (position, &r) in rows.iter().enumerate() {
             match system.equations().get(r).map(|e| e.owner) {
                 Some(Owner::Joint(j)) | Some(Owner::Drive(j, _)) => {
-                    if let Some((_, list)) = joint_rows.iter_mut().find(|(k, _)| *k == j) {
-                        list.push(position);
+                    if let Some(list) = joint_index.get(&j).and_then(|&k| joint_rows.get_mut(k)) {
+                        list.1.push(position);
                     }
                 }
                 Some(Owner::Motion(m)) => {
@@ -456,8 +461,9 @@ impl Mechanism {
             .into_iter()
             .map(|e| client_event(system, e))
             .collect();
+        let coordinates = Coordinates::new(this);
         Ok(DynamicFrames {
-            coordinates: Coordinates::new(this),
+            coordinates,
             mechanism: this,
             own,
             dynamics,
@@ -554,7 +560,13 @@ impl DynamicFrames<'_> {
             .constraint_forces(inputs, &groups)
             .map_err(|e| Error::Dynamics(e.to_string()))?;
         let system = problem.system;
-        let index_of = |part: PartKey| system.free_parts().iter().position(|f| f.part == part);
+        let free: std::collections::HashMap<PartKey, usize> = system
+            .free_parts()
+            .iter()
+            .enumerate()
+            .map(|(k, f)| (f.part, k))
+            .collect();
+        let index_of = |part: PartKey| free.get(&part).copied();
         let reactions = self
             .joint_rows
             .iter()
@@ -618,7 +630,11 @@ fn reaction(
                 position: std::array::from_fn(|c| state[STATE_PER_PART * k + c]),
                 quaternion: quaternion_at(state, k),
             },
-            None => m.placement_of(part).unwrap_or(tenon_model::Pose::IDENTITY),
+            None => m
+                .assembly
+                .part(part)
+                .and_then(|p| p.placement.numbers(values, a.units()))
+                .unwrap_or(tenon_model::Pose::IDENTITY),
         }
     };
     let at = pose_of(j.i.part).compose(&local).position;

@@ -503,6 +503,9 @@ impl Coordinates {
             };
             Some((r.part, placement.numbers(a.parameter_values(), a.units())?))
         };
+        // The parts' current poses, looked up by key (a search per joint was quadratic
+        // in the parts).
+        let poses = m.poses();
         let mut tracked = Vec::new();
         for (key, joint) in a.joints().filter(|(_, j)| !j.suppressed) {
             let coordinates: &[Coordinate] = match joint.joint_type {
@@ -523,8 +526,12 @@ impl Coordinates {
                     last: 0.0,
                 };
                 // The loaded pose's turn: its raw angle.
-                let pose =
-                    |part: PartKey| m.placement_of(part).unwrap_or(tenon_model::Pose::IDENTITY);
+                let pose = |part: PartKey| {
+                    poses
+                        .get(&part)
+                        .copied()
+                        .unwrap_or(tenon_model::Pose::IDENTITY)
+                };
                 t.last = raw_value(&t, pose(i.0), pose(j.0));
                 tracked.push(t);
             }
@@ -535,8 +542,10 @@ impl Coordinates {
     /// The coordinates at a frame (turns counted from the last call).
     pub(crate) fn at(&mut self, m: &Mechanism, frame: &Frame) -> Vec<JointFrame> {
         let per_radian = 1.0 / m.assembly.units().angle.radians();
+        let moving: std::collections::HashMap<PartKey, &PartFrame> =
+            frame.parts.iter().map(|p| (p.part, p)).collect();
         let motion = |part: PartKey| -> (tenon_model::Pose, [f64; 3], [f64; 3]) {
-            match frame.parts.iter().find(|p| p.part == part) {
+            match moving.get(&part) {
                 Some(p) => (
                     tenon_model::Pose {
                         position: p.position,

@@ -357,6 +357,39 @@ impl Mechanism {
             .numbers(self.assembly.parameter_values(), self.assembly.units())
     }
 
+    /// Every part's current placement, by key (one pass; `placement_of` searches the
+    /// free parts each call).
+    pub(crate) fn poses(&self) -> std::collections::HashMap<PartKey, Pose> {
+        let mut out: std::collections::HashMap<PartKey, Pose> = self
+            .built
+            .system
+            .free_parts()
+            .iter()
+            .map(|fp| {
+                let v = fp.vars.map(|x| self.built.state[x.index()]);
+                (
+                    fp.part,
+                    Pose {
+                        position: [v[0], v[1], v[2]],
+                        quaternion: [v[3], v[4], v[5], v[6]],
+                    },
+                )
+            })
+            .collect();
+        for (key, part) in self.assembly.parts() {
+            if out.contains_key(&key) {
+                continue;
+            }
+            if let Some(pose) = part
+                .placement
+                .numbers(self.assembly.parameter_values(), self.assembly.units())
+            {
+                out.insert(key, pose);
+            }
+        }
+        out
+    }
+
     /// The key of the part with this id.
     pub fn part_key(&self, id: &str) -> Option<PartKey> {
         self.assembly.part_by_id(id)
