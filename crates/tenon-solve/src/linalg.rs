@@ -538,55 +538,6 @@ impl SquareLu {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    /// A chain-like square system: lower bidiagonal with a long coupling row, entries
-    /// repeated (summed), solved to rounding; a singular one is not.
-    #[test]
-    fn square_lu_solves_a_sparse_square_jacobian() {
-        let n = 200;
-        let mut entries = Vec::new();
-        for k in 0..n as u32 {
-            entries.push((k, k, 1.0 + f64::from(k) * 1e-3));
-            if k > 0 {
-                entries.push((k, k - 1, -0.5));
-                entries.push((k, k - 1, -0.25));
-            }
-        }
-        entries.push((0, n as u32 - 1, 0.3));
-        let jac = TangentJacobian {
-            rows: n,
-            columns: n,
-            entries,
-        };
-        let b: Vec<f64> = (0..n).map(|k| (k as f64 * 0.37).sin()).collect();
-        let x = SquareLu::new(&jac).unwrap().solve(&b).unwrap();
-        let mut r = b.clone();
-        for &(row, col, v) in &jac.entries {
-            r[row as usize] -= v * x[col as usize];
-        }
-        assert!(r.iter().all(|v| v.abs() < 1e-12), "{r:?}");
-        // Not square: none.
-        let wide = TangentJacobian {
-            rows: n - 1,
-            columns: n,
-            entries: jac.entries.clone(),
-        };
-        assert!(SquareLu::new(&wide).is_none());
-        // Singular (an empty row): no finite solution, or none at all.
-        let singular = TangentJacobian {
-            rows: n,
-            columns: n,
-            entries: jac.entries.iter().copied().filter(|e| e.0 != 7).collect(),
-        };
-        let solved = SquareLu::new(&singular).and_then(|lu| lu.solve(&b));
-        assert!(solved.is_none(), "a singular system solved");
-    }
-}
-
 /// A square sparse matrix factored by LU with partial pivoting (faer), its pattern's
 /// symbolic analysis (fill-reducing ordering, elimination structure) made once and kept
 /// while the pattern stays the same: a dynamic run's KKT matrix, refactored as the pose
@@ -671,5 +622,54 @@ impl SparseLu {
             *slot = x[(k, 0)];
         }
         all_finite(b.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A chain-like square system: lower bidiagonal with a long coupling row, entries
+    /// repeated (summed), solved to rounding; a singular one is not.
+    #[test]
+    fn square_lu_solves_a_sparse_square_jacobian() {
+        let n = 200;
+        let mut entries = Vec::new();
+        for k in 0..n as u32 {
+            entries.push((k, k, 1.0 + f64::from(k) * 1e-3));
+            if k > 0 {
+                entries.push((k, k - 1, -0.5));
+                entries.push((k, k - 1, -0.25));
+            }
+        }
+        entries.push((0, n as u32 - 1, 0.3));
+        let jac = TangentJacobian {
+            rows: n,
+            columns: n,
+            entries,
+        };
+        let b: Vec<f64> = (0..n).map(|k| (k as f64 * 0.37).sin()).collect();
+        let x = SquareLu::new(&jac).unwrap().solve(&b).unwrap();
+        let mut r = b.clone();
+        for &(row, col, v) in &jac.entries {
+            r[row as usize] -= v * x[col as usize];
+        }
+        assert!(r.iter().all(|v| v.abs() < 1e-12), "{r:?}");
+        // Not square: none.
+        let wide = TangentJacobian {
+            rows: n - 1,
+            columns: n,
+            entries: jac.entries.clone(),
+        };
+        assert!(SquareLu::new(&wide).is_none());
+        // Singular (an empty row): no finite solution, or none at all.
+        let singular = TangentJacobian {
+            rows: n,
+            columns: n,
+            entries: jac.entries.iter().copied().filter(|e| e.0 != 7).collect(),
+        };
+        let solved = SquareLu::new(&singular).and_then(|lu| lu.solve(&b));
+        assert!(solved.is_none(), "a singular system solved");
     }
 }

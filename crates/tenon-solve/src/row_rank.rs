@@ -162,6 +162,21 @@ fn normalise(row: &[(u32, f64)], rhs: f64, columns: usize) -> Row {
     }
 }
 
+/// Which rows of a sparse matrix (`(column, value)` pairs per row, `columns` columns)
+/// depend on the rows before them: a row adding less than `tolerance` of its own length
+/// to the span of the earlier ones (Heath's Givens rotations, as the diagnosis finds
+/// redundant equations). `None` when the triangular factor would grow past
+/// [`MAX_R_ENTRIES`].
+pub fn dependent_rows(
+    columns: usize,
+    rows: &[Vec<(u32, f64)>],
+    tolerance: f64,
+) -> Option<Vec<usize>> {
+    let rhs = vec![0.0; rows.len()];
+    row_rank(columns, rows, &rhs, tolerance)
+        .map(|r| r.dependent.into_iter().map(|(k, _)| k).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,19 +260,4 @@ mod tests {
             assert_eq!(ours.rank + ours.dependent.len(), m);
         }
     }
-}
-
-/// Which rows of a sparse matrix (`(column, value)` pairs per row, `columns` columns)
-/// depend on the rows before them: a row adding less than `tolerance` of its own length
-/// to the span of the earlier ones (Heath's Givens rotations, as the diagnosis finds
-/// redundant equations). `None` when the triangular factor would grow past
-/// [`MAX_R_ENTRIES`].
-pub fn dependent_rows(
-    columns: usize,
-    rows: &[Vec<(u32, f64)>],
-    tolerance: f64,
-) -> Option<Vec<usize>> {
-    let rhs = vec![0.0; rows.len()];
-    row_rank(columns, rows, &rhs, tolerance)
-        .map(|r| r.dependent.into_iter().map(|(k, _)| k).collect())
 }
