@@ -381,7 +381,7 @@ fn block_on_a_spring() {
     };
     let mut m = from_text(&text(0.0));
     let t = run(&mut m, 2.0, 1e-4, 0.01, DynamicMethod::GeneralizedAlpha);
-    let (mass, k, g) = (2.0, 50.0, 9.81);
+    let (mass, k, g): (f64, f64, f64) = (2.0, 50.0, 9.81);
     let omega = (k / mass).sqrt();
     let amplitude = mass * g / k;
     for f in &t.frames {
