@@ -36,4 +36,4 @@ mod start;
 pub use bodies::Body;
 pub use error::DynamicsError;
 pub use forces::{Anchor, Dynamics, Energy, Load, Spring};
-pub use run::{Event, EventKind, Frame, Inputs, Method, Run, Settings};
+pub use run::{Event, EventKind, Frame, Inputs, Method, Run, Settings, SPLIT_ROWS};

@@ -25,6 +25,9 @@ pub enum Method {
     Baumgarte,
 }
 
+/// Up to this many rows, redundant joints' reactions are split by minimum norm.
+pub const SPLIT_ROWS: usize = 400;
+
 /// After a step fails, this many steps factor the KKT matrix leaving nearly dependent
 /// rows out.
 const CAREFUL_STEPS: u32 = 16;
@@ -69,8 +72,8 @@ pub enum EventKind {
     /// A step was halved (Newton did not converge at the full step).
     StepRefined,
     /// Said once, at the start: equations dependent on others (redundant joints); their
-    /// multipliers are 0 (the reactions go to the independent rows: one split of many;
-    /// the spec's minimum-norm split is not computed yet).
+    /// multipliers are 0 in the solve, and the reactions are reported split by minimum
+    /// norm.
     Redundant,
     /// Said once, at the start: joint limits are not enforced by dynamics yet.
     LimitsIgnored,
@@ -477,7 +480,10 @@ pub(crate) fn largest(x: &[f64]) -> f64 {
 impl Run {
     /// The constraint force `-sum J_k^T lambda_k` on the parts (a tangent vector, 6 per
     /// free part: force, then torque about the part origin) of each group of equations
-    /// (positions in [`rows`](Self::rows)), at the current state.
+    /// (positions in [`rows`](Self::rows)), at the current state. Where rows are
+    /// dependent (redundant joints) the multipliers are not unique: the split used is
+    /// the minimum-norm one (up to [`SPLIT_ROWS`] rows; above, the solve's own, with
+    /// dependent rows at zero).
     pub fn constraint_forces(
         &self,
         inputs: Inputs<'_>,
@@ -500,11 +506,16 @@ impl Run {
             }
         }
         let n = system.tangent_dimension();
+        let multipliers = if self.active.len() < self.rows.len() && self.rows.len() <= SPLIT_ROWS {
+            minimum_norm(&jac, &self.multipliers)
+        } else {
+            self.multipliers.clone()
+        };
         let mut out = vec![vec![0.0; n]; groups.len()];
         for &(r, c, v) in &jac.entries {
             let r = r as usize;
             let Some(&g) = group_of.get(r) else { continue };
-            if let (Some(force), Some(&l)) = (out.get_mut(g), self.multipliers.get(r)) {
+            if let (Some(force), Some(&l)) = (out.get_mut(g), multipliers.get(r)) {
                 if let Some(slot) = force.get_mut(c as usize) {
                     *slot -= v * l;
                 }
@@ -522,4 +533,48 @@ impl Run {
     pub fn state(&self) -> &[f64] {
         &self.state
     }
+}
+
+/// The multipliers of least norm giving the same constraint force as `lambda`: the
+/// projection of `lambda` onto the range of `J` (the forces `J^T lambda` do not see the
+/// rest, the null space of `J^T`). The range's basis by Gram-Schmidt (twice) over `J`'s
+/// columns, those adding less than `1e-10` of their length left out.
+fn minimum_norm(jac: &TangentJacobian, lambda: &[f64]) -> Vec<f64> {
+    let (m, n) = (jac.rows, jac.columns);
+    let mut columns = vec![vec![0.0; m]; n];
+    for &(r, c, v) in &jac.entries {
+        if let Some(slot) = columns
+            .get_mut(c as usize)
+            .and_then(|col| col.get_mut(r as usize))
+        {
+            *slot += v;
+        }
+    }
+    let mut basis: Vec<Vec<f64>> = Vec::new();
+    for mut col in columns {
+        let norm0 = col.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if norm0 == 0.0 {
+            continue;
+        }
+        for _ in 0..2 {
+            for b in &basis {
+                let d: f64 = b.iter().zip(&col).map(|(x, y)| x * y).sum();
+                for (x, y) in col.iter_mut().zip(b) {
+                    *x -= d * y;
+                }
+            }
+        }
+        let norm = col.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if norm > 1e-10 * norm0 {
+            basis.push(col.into_iter().map(|x| x / norm).collect());
+        }
+    }
+    let mut out = vec![0.0; m];
+    for b in &basis {
+        let d: f64 = b.iter().zip(lambda).map(|(x, y)| x * y).sum();
+        for (o, x) in out.iter_mut().zip(b) {
+            *o += d * x;
+        }
+    }
+    out
 }

@@ -5,9 +5,8 @@
 //! - Dependent rows: in the equations' order, a row is dependent when it lies in the
 //!   span of the independent rows before it (the diagnosis's sparse Givens
 //!   factorization, `tenon_solve::dependent_rows`; columns weighted as the solver weighs
-//!   them, relative tolerance [`DEPENDENT`]). Their multipliers are 0 in every solve
-//!   (so their joints report the reactions the independent rows leave them; the
-//!   minimum-norm split the spec asks for is not computed yet).
+//!   them, relative tolerance [`DEPENDENT`]). Their multipliers are 0 in every solve;
+//!   the reactions reported are split by minimum norm (`Run::constraint_forces`).
 //!   Above [`DEPENDENCE_ROWS`] rows the check is skipped and the regularised KKT matrix
 //!   copes.
 //! - Velocities: `min 1/2 (v - w)^T M (v - w)` subject to `J v = -C_t`, one KKT solve
@@ -64,9 +63,11 @@ pub(crate) fn start(
             equations: dependent.iter().map(|&k| run.rows[k]).collect(),
             message: format!(
                 "{} equation(s) depend on the others (redundant joints): they hold with \
-                 the others; their multipliers are left at zero, so the reactions go to \
-                 the independent joints (one of many possible splits)",
-                dependent.len()
+                 the others; the reactions are not unique there, and are reported split \
+                 by minimum norm (up to {} equations; above, the dependent ones carry \
+                 none)",
+                dependent.len(),
+                crate::run::SPLIT_ROWS
             ),
         });
     }

@@ -545,3 +545,39 @@ fn spinning_top_precesses_steadily() {
         );
     }
 }
+
+/// A 10 kg door on two hinges on the same vertical axis: the hinges are redundant along
+/// the axis (either could carry the weight); the reported split is the minimum-norm one,
+/// half the weight each, and the door stays put.
+#[test]
+fn redundant_hinges_share_the_weight_by_minimum_norm() {
+    let text = r#"{ "format": "tenon-assembly", "version": 1,
+      "units": { "length": "m", "angle": "rad", "mass": "kg", "time": "s" },
+      "parts": [
+        { "id": "frame", "grounded": true,
+          "markers": { "low": {}, "high": { "position": [0, 0, 1] } } },
+        { "id": "door", "markers": { "low": {}, "high": { "position": [0, 0, 1] } },
+          "mass": { "mass": 10, "center_of_mass": [0.5, 0, 0.5],
+                    "inertia": [[1, 0, 0], [0, 1.2, 0], [0, 0, 0.3]] } } ],
+      "joints": [
+        { "id": "low", "type": "revolute", "i": { "part": "door", "marker": "low" },
+          "j": { "part": "frame", "marker": "low" } },
+        { "id": "high", "type": "revolute", "i": { "part": "door", "marker": "high" },
+          "j": { "part": "frame", "marker": "high" } } ],
+      "forces": { "gravity": [0, 0, -9.81] } }"#;
+    let mut m = from_text(text);
+    let t = run(&mut m, 0.1, 1e-3, 0.05, DynamicMethod::GeneralizedAlpha);
+    assert!(t.events.iter().any(
+        |e| e.kind == tenon::DynamicEventKind::Redundant && e.message.contains("minimum norm")
+    ));
+    for f in &t.frames {
+        let (low, high) = (f.reactions[0].force, f.reactions[1].force);
+        assert!(
+            (low[2] - 49.05).abs() < 1e-9 && (high[2] - 49.05).abs() < 1e-9,
+            "{low:?} {high:?}"
+        );
+        assert!(f.parts[0].angular_velocity.iter().all(|w| w.abs() < 1e-12));
+        // Together they hold the door: the vertical forces sum to its weight.
+        assert!((low[2] + high[2] - 98.1).abs() < 1e-9);
+    }
+}
