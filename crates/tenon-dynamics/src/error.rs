@@ -23,6 +23,10 @@ pub enum DynamicsError {
     /// Something the dynamics does not handle yet (the message says what).
     #[error("{0}")]
     Unsupported(String),
+    /// A free part (its index among the system's free parts) whose rotational inertia
+    /// is singular in a direction no joint holds: its motion there is undetermined.
+    #[error("free part {0}: its inertia is singular about an axis no joint holds (the KKT system is singular there)")]
+    SingularPart(usize),
     /// The start could not be made consistent (velocities or accelerations).
     #[error("{0}")]
     Start(String),

@@ -80,6 +80,7 @@ pub(crate) fn start(
         });
     }
     let placed = inputs.dynamics.placed(&run.state);
+    check_inertia_held(&placed, &jac, &run.weights)?;
     let mut kkt = Kkt::default();
     if !kkt.factor(&placed, n, &jac, (&run.active, &run.weights), false) {
         return Err(DynamicsError::Start(
@@ -302,4 +303,49 @@ fn gram_schmidt_dependent(
         }
     }
     dependent
+}
+
+/// Every free part's rotations are either resisted by its inertia or held by a joint:
+/// per part, `M_rr^T M_rr + J_r^T J_r` (its three rotation columns; `J_r` weighted as
+/// the solver weighs columns) must be definite. A point mass on a distance joint is
+/// not (it may spin about any axis through itself at no cost): that is an error naming
+/// the part, not a singular matrix later.
+fn check_inertia_held(
+    placed: &[Placed],
+    jac: &TangentJacobian,
+    weights: &[f64],
+) -> Result<(), DynamicsError> {
+    use nalgebra::Matrix3;
+    let mut gram = vec![Matrix3::<f64>::zeros(); placed.len()];
+    for (k, p) in placed.iter().enumerate() {
+        let m = p.mass_matrix();
+        let rot = m.fixed_view::<6, 3>(0, 3).into_owned();
+        gram[k] = rot.transpose() * rot;
+    }
+    // Rows' rotation entries, part by part.
+    let mut rows: std::collections::HashMap<(u32, usize), [f64; 3]> =
+        std::collections::HashMap::new();
+    for &(r, c, v) in &jac.entries {
+        let c = c as usize;
+        let (k, within) = (c / 6, c % 6);
+        if within < 3 || k >= placed.len() {
+            continue;
+        }
+        let w = weights.get(c).copied().unwrap_or(1.0);
+        rows.entry((r, k)).or_insert([0.0; 3])[within - 3] += v * w;
+    }
+    for (&(_, k), a) in &rows {
+        let a = nalgebra::Vector3::from(*a);
+        if let Some(g) = gram.get_mut(k) {
+            *g += a * a.transpose();
+        }
+    }
+    for (k, g) in gram.iter().enumerate() {
+        let eig = g.symmetric_eigenvalues();
+        let (low, high) = (eig.min(), eig.max());
+        if !(low > 1e-20 * high.max(f64::MIN_POSITIVE)) {
+            return Err(DynamicsError::SingularPart(k));
+        }
+    }
+    Ok(())
 }

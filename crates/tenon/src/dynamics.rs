@@ -423,7 +423,21 @@ impl Mechanism {
             settings.run.start(),
             settings.integration,
         )
-        .map_err(|e| Error::Dynamics(e.to_string()))?;
+        .map_err(|e| match e {
+            tenon_dynamics::DynamicsError::SingularPart(k) => {
+                let id = system
+                    .free_parts()
+                    .get(k)
+                    .and_then(|f| this.part_id(f.part))
+                    .unwrap_or("?");
+                Error::Dynamics(format!(
+                    "part '{id}': its inertia is singular about an axis no joint holds (a \
+                     point mass on a distance joint spins freely): give it inertia, or a \
+                     joint that holds that rotation"
+                ))
+            }
+            e => Error::Dynamics(e.to_string()),
+        })?;
         let rows = run.rows();
         let mut joint_rows: Vec<(JointKey, Vec<usize>)> = this
             .assembly
