@@ -343,7 +343,7 @@ fn check_inertia_held(
     for (k, g) in gram.iter().enumerate() {
         let eig = g.symmetric_eigenvalues();
         let (low, high) = (eig.min(), eig.max());
-        if !(low > 1e-20 * high.max(f64::MIN_POSITIVE)) {
+        if low.is_nan() || low <= 1e-20 * high.max(f64::MIN_POSITIVE) {
             return Err(DynamicsError::SingularPart(k));
         }
     }
