@@ -49,6 +49,10 @@ impl Coefficients {
     }
 }
 
+/// Corrections smaller than this fraction of the model's extent (in all, since the last
+/// Jacobian) leave the Jacobian as it was: the residuals alone are evaluated.
+pub(crate) const JACOBIAN_KEPT: f64 = 1e-11;
+
 /// A correction that shrinks by less than this factor has the iteration matrix refreshed.
 const SLOW: f64 = 0.05;
 /// A step has converged when its last correction of the accelerations is below this
@@ -98,6 +102,8 @@ impl Run {
         let mut velocity = vec![0.0; n];
         let mut fresh = false;
         let mut last_correction = f64::INFINITY;
+        // The pose's change since the Jacobian was last evaluated (infinite: evaluate).
+        let mut moved_since_jacobian = f64::INFINITY;
         for _ in 0..self.settings.max_iterations {
             // The pose, velocity and acceleration of this iterate.
             let increment: Vec<f64> = (0..n)
@@ -118,8 +124,18 @@ impl Run {
             set_time(system, &mut params, target);
             system.retract(&mut state, &increment)?;
             system.update_turns(problem.compiled, &self.state, &state, &mut params)?;
-            self.evaluator
-                .evaluate(problem.compiled, &mut self.scratch, &state, &params)?;
+            // Once the corrections have moved the pose by less than JACOBIAN_KEPT of
+            // its extent since the Jacobian was evaluated, the residuals alone are
+            // evaluated and `J^T lambda` uses that Jacobian: its change is far below
+            // what the convergence test can see.
+            if moved_since_jacobian <= JACOBIAN_KEPT * self.extent && self.kkt_valid {
+                self.evaluator
+                    .evaluate_residuals(problem.compiled, &mut self.scratch, &state, &params)?;
+            } else {
+                self.evaluator
+                    .evaluate(problem.compiled, &mut self.scratch, &state, &params)?;
+                moved_since_jacobian = 0.0;
+            }
             let (residuals, jac) = (self.evaluator.residuals(), self.evaluator.jacobian());
             let placed = inputs.dynamics.placed(&state);
             // r = M a - f + J^T lambda.
@@ -176,6 +192,7 @@ impl Run {
             for (p, d) in pseudo.iter_mut().zip(&y) {
                 *p += d / beta_prime / (h * h * c.beta);
             }
+            moved_since_jacobian += correction / beta_prime;
             for (l, d) in lambda
                 .iter_mut()
                 .zip(spread(&dl, &self.active, self.rows.len()))
