@@ -130,7 +130,7 @@ def tenon_run(path, end, h, out_csv):
     whole = time.perf_counter() - began
     if r.returncode != 0:
         raise SystemExit(f"tenon failed: {r.stderr}")
-    run_ms = float(r.stdout.split(";")[-1].split("ms")[0])
+    run_ms = float(r.stdout.splitlines()[0].split(";")[-1].split("ms")[0])
     with open(out_csv) as f:
         header = f.readline().strip().split(",")
         rows = [line.strip().split(",") for line in f]
