@@ -23,7 +23,7 @@
 //! left out of it (modified Newton: the residuals are exact, so the answer is too).
 
 use crate::error::DynamicsError;
-use crate::run::{add_transposed, largest, mass_times, set_time, Inputs, Run};
+use crate::run::{add_transposed, largest, mass_times, Inputs, Run, Step};
 use crate::start::{pick, spread};
 
 /// The scheme's coefficients.
@@ -53,6 +53,32 @@ impl Coefficients {
 /// Jacobian) leave the Jacobian as it was: the residuals alone are evaluated.
 pub(crate) const JACOBIAN_KEPT: f64 = 1e-11;
 
+impl Coefficients {
+    /// From the step's start (`v_n`, `abar_n`, `a_n`) and a value of `abar_{n+1}`: the
+    /// position increment, `v_{n+1}` and `a_{n+1}`.
+    fn rates(
+        &self,
+        h: f64,
+        (v, abar, a): (&[f64], &[f64], &[f64]),
+        next: &[f64],
+    ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+        let c = self;
+        let increment = (0..next.len())
+            .map(|k| h * v[k] + h * h * ((0.5 - c.beta) * abar[k] + c.beta * next[k]))
+            .collect();
+        let velocity = (0..next.len())
+            .map(|k| v[k] + h * ((1.0 - c.gamma) * abar[k] + c.gamma * next[k]))
+            .collect();
+        let acceleration = (0..next.len())
+            .map(|k| {
+                ((1.0 - c.alpha_m) * next[k] + c.alpha_m * abar[k] - c.alpha_f * a[k])
+                    / (1.0 - c.alpha_f)
+            })
+            .collect();
+        (increment, velocity, acceleration)
+    }
+}
+
 /// A correction that shrinks by less than this factor has the iteration matrix refreshed.
 const SLOW: f64 = 0.05;
 /// A step has converged when its last correction of the accelerations is below this
@@ -78,7 +104,6 @@ impl Run {
         target: f64,
     ) -> Result<bool, DynamicsError> {
         let problem = inputs.problem;
-        let system = problem.system;
         let n = self.velocity.len();
         let h = target - self.time;
         let c = Coefficients::new(self.settings.rho_inf);
@@ -87,50 +112,36 @@ impl Run {
         // them linearly saved a quarter of the iterations on smooth runs but started
         // Newton badly at singular positions, where the multipliers turn sharply: A02
         // stopped there at h <= 2.5e-4.)
-        let mut accel = self.acceleration.clone();
         let mut lambda = self.multipliers.clone();
+        // abar_{n+1} with a_{n+1} = a_n.
         let mut pseudo: Vec<f64> = (0..n)
-            .map(|k| {
-                (c.alpha_f * self.acceleration[k] + (1.0 - c.alpha_f) * accel[k]
-                    - c.alpha_m * self.pseudo[k])
-                    / (1.0 - c.alpha_m)
-            })
+            .map(|k| (self.acceleration[k] - c.alpha_m * self.pseudo[k]) / (1.0 - c.alpha_m))
             .collect();
         let mut params = self.params.clone();
-        set_time(system, &mut params, target);
         let mut state = self.state.clone();
-        let mut velocity = vec![0.0; n];
         let mut fresh = false;
         let mut last_correction = f64::INFINITY;
         // The pose's change since the Jacobian was last evaluated (infinite: evaluate).
         let mut moved_since_jacobian = f64::INFINITY;
         for _ in 0..self.settings.max_iterations {
             // The pose, velocity and acceleration of this iterate.
-            let increment: Vec<f64> = (0..n)
-                .map(|k| {
-                    h * self.velocity[k]
-                        + h * h * ((0.5 - c.beta) * self.pseudo[k] + c.beta * pseudo[k])
-                })
-                .collect();
-            for k in 0..n {
-                velocity[k] =
-                    self.velocity[k] + h * ((1.0 - c.gamma) * self.pseudo[k] + c.gamma * pseudo[k]);
-                accel[k] = ((1.0 - c.alpha_m) * pseudo[k] + c.alpha_m * self.pseudo[k]
-                    - c.alpha_f * self.acceleration[k])
-                    / (1.0 - c.alpha_f);
-            }
-            state.copy_from_slice(&self.state);
-            params.copy_from_slice(&self.params);
-            set_time(system, &mut params, target);
-            system.retract(&mut state, &increment)?;
-            system.update_turns(problem.compiled, &self.state, &state, &mut params)?;
+            let (increment, velocity, accel) = c.rates(
+                h,
+                (&self.velocity, &self.pseudo, &self.acceleration),
+                &pseudo,
+            );
+            self.moved(inputs, &increment, target, (&mut state, &mut params))?;
             // Once the corrections have moved the pose by less than JACOBIAN_KEPT of
             // its extent since the Jacobian was evaluated, the residuals alone are
             // evaluated and `J^T lambda` uses that Jacobian: its change is far below
             // what the convergence test can see.
             if moved_since_jacobian <= JACOBIAN_KEPT * self.extent && self.kkt_valid {
-                self.evaluator
-                    .evaluate_residuals(problem.compiled, &mut self.scratch, &state, &params)?;
+                self.evaluator.evaluate_residuals(
+                    problem.compiled,
+                    &mut self.scratch,
+                    &state,
+                    &params,
+                )?;
             } else {
                 self.evaluator
                     .evaluate(problem.compiled, &mut self.scratch, &state, &params)?;
@@ -229,8 +240,8 @@ impl Run {
         Ok(false)
     }
 
-    /// Makes the converged iterate current: the pose from the final `abar`, velocities,
-    /// accelerations, multipliers, residual and work.
+    /// Makes the converged iterate current: the pose from the final `abar`, its
+    /// velocities, accelerations, multipliers and residual.
     fn finish(
         &mut self,
         inputs: Inputs<'_>,
@@ -239,45 +250,29 @@ impl Run {
         h: f64,
         c: &Coefficients,
     ) -> Result<(), DynamicsError> {
-        let problem = inputs.problem;
-        let system = problem.system;
-        let n = self.velocity.len();
+        let compiled = inputs.problem.compiled;
         let target = self.time + h;
-        let increment: Vec<f64> = (0..n)
-            .map(|k| {
-                h * self.velocity[k]
-                    + h * h * ((0.5 - c.beta) * self.pseudo[k] + c.beta * pseudo[k])
-            })
-            .collect();
-        state.copy_from_slice(&self.state);
-        params.copy_from_slice(&self.params);
-        set_time(system, &mut params, target);
-        system.retract(&mut state, &increment)?;
-        system.update_turns(problem.compiled, &self.state, &state, &mut params)?;
+        let (increment, velocity, acceleration) = c.rates(
+            h,
+            (&self.velocity, &self.pseudo, &self.acceleration),
+            pseudo,
+        );
+        self.moved(inputs, &increment, target, (&mut state, &mut params))?;
         self.evaluator
-            .evaluate_residuals(problem.compiled, &mut self.scratch, &state, &params)?;
-        self.max_residual = largest(self.evaluator.residuals());
-        let mut velocity = vec![0.0; n];
-        let mut accel = vec![0.0; n];
-        for k in 0..n {
-            velocity[k] =
-                self.velocity[k] + h * ((1.0 - c.gamma) * self.pseudo[k] + c.gamma * pseudo[k]);
-            accel[k] = ((1.0 - c.alpha_m) * pseudo[k] + c.alpha_m * self.pseudo[k]
-                - c.alpha_f * self.acceleration[k])
-                / (1.0 - c.alpha_f);
-        }
-        self.state = state;
-        self.params = params;
-        self.velocity = velocity;
-        self.acceleration = accel;
-        self.pseudo = pseudo.to_vec();
-        self.multipliers = lambda;
-        self.time = target;
-        let placed = inputs.dynamics.placed(&self.state);
-        let (_, power) = Run::forces(inputs, &placed, &self.state, &self.velocity, n);
-        let power = power + self.drive_power(inputs)?;
-        self.done_work += 0.5 * h * (self.power + power);
-        self.power = power;
-        Ok(())
+            .evaluate_residuals(compiled, &mut self.scratch, &state, &params)?;
+        let max_residual = largest(self.evaluator.residuals());
+        self.accept(
+            inputs,
+            Step {
+                time: target,
+                state,
+                params,
+                velocity,
+                acceleration,
+                pseudo: pseudo.to_vec(),
+                multipliers: lambda,
+                max_residual,
+            },
+        )
     }
 }

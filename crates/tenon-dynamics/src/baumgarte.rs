@@ -16,7 +16,7 @@
 use tenon_system::TangentJacobian;
 
 use crate::error::DynamicsError;
-use crate::run::{largest, set_time, times, Inputs, Run};
+use crate::run::{largest, times, Inputs, Run, Step};
 use crate::start::{pick, solve_refined, spread};
 
 /// Accelerations, multipliers and the largest residual at a state.
@@ -90,8 +90,6 @@ impl Run {
         inputs: Inputs<'_>,
         target: f64,
     ) -> Result<bool, DynamicsError> {
-        let problem = inputs.problem;
-        let system = problem.system;
         let n = self.velocity.len();
         let h = target - self.time;
         let v0 = self.velocity.clone();
@@ -103,9 +101,12 @@ impl Run {
             let velocity: Vec<f64> = (0..n).map(|k| v0[k] + h * fraction * ka[k]).collect();
             let mut state = self.state.clone();
             let mut params = self.params.clone();
-            set_time(system, &mut params, self.time + h * fraction);
-            system.retract(&mut state, &increment)?;
-            system.update_turns(problem.compiled, &self.state, &state, &mut params)?;
+            self.moved(
+                inputs,
+                &increment,
+                self.time + h * fraction,
+                (&mut state, &mut params),
+            )?;
             let Some((a, _, _)) = self.baumgarte_rates(inputs, (&state, &params), &velocity)?
             else {
                 return Ok(false);
@@ -129,9 +130,7 @@ impl Run {
         let velocity: Vec<f64> = (0..n).map(|k| v0[k] + h * mean_accel[k]).collect();
         let mut state = self.state.clone();
         let mut params = self.params.clone();
-        set_time(system, &mut params, target);
-        system.retract(&mut state, &increment)?;
-        system.update_turns(problem.compiled, &self.state, &state, &mut params)?;
+        self.moved(inputs, &increment, target, (&mut state, &mut params))?;
         let Some((a, lambda, held)) = self.baumgarte_rates(inputs, (&state, &params), &velocity)?
         else {
             return Ok(false);
@@ -139,19 +138,19 @@ impl Run {
         if !a.iter().chain(&velocity).all(|x| x.is_finite()) {
             return Ok(false);
         }
-        self.state = state;
-        self.params = params;
-        self.velocity = velocity;
-        self.acceleration = a.clone();
-        self.pseudo = a;
-        self.multipliers = lambda;
-        self.max_residual = held;
-        self.time = target;
-        let placed = inputs.dynamics.placed(&self.state);
-        let (_, power) = Run::forces(inputs, &placed, &self.state, &self.velocity, n);
-        let power = power + self.drive_power(inputs)?;
-        self.done_work += 0.5 * h * (self.power + power);
-        self.power = power;
+        self.accept(
+            inputs,
+            Step {
+                time: target,
+                state,
+                params,
+                velocity,
+                acceleration: a.clone(),
+                pseudo: a,
+                multipliers: lambda,
+                max_residual: held,
+            },
+        )?;
         Ok(true)
     }
 }

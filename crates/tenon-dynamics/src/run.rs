@@ -370,6 +370,48 @@ impl Run {
         (f, power)
     }
 
+    /// Writes into `(state, params)` the pose reached from the current one by the tangent
+    /// step `increment`, at `time` (turn counters kept continuous).
+    pub(crate) fn moved(
+        &self,
+        inputs: Inputs<'_>,
+        increment: &[f64],
+        time: f64,
+        (state, params): (&mut [f64], &mut [f64]),
+    ) -> Result<(), DynamicsError> {
+        let problem = inputs.problem;
+        state.copy_from_slice(&self.state);
+        params.copy_from_slice(&self.params);
+        set_time(problem.system, params, time);
+        problem.system.retract(state, increment)?;
+        problem
+            .system
+            .update_turns(problem.compiled, &self.state, state, params)?;
+        Ok(())
+    }
+
+    /// Makes a solved step current: its pose, rates, multipliers and residual; then the
+    /// power of loads, dampers and drives there, and the work over the step by the
+    /// trapezoidal rule.
+    pub(crate) fn accept(&mut self, inputs: Inputs<'_>, step: Step) -> Result<(), DynamicsError> {
+        let h = step.time - self.time;
+        self.state = step.state;
+        self.params = step.params;
+        self.velocity = step.velocity;
+        self.acceleration = step.acceleration;
+        self.pseudo = step.pseudo;
+        self.multipliers = step.multipliers;
+        self.max_residual = step.max_residual;
+        self.time = step.time;
+        let n = self.velocity.len();
+        let placed = inputs.dynamics.placed(&self.state);
+        let (_, power) = Run::forces(inputs, &placed, &self.state, &self.velocity, n);
+        let power = power + self.drive_power(inputs)?;
+        self.done_work += 0.5 * h * (self.power + power);
+        self.power = power;
+        Ok(())
+    }
+
     /// The power the drives (motions) deliver at the current state and multipliers.
     pub(crate) fn drive_power(&mut self, inputs: Inputs<'_>) -> Result<f64, DynamicsError> {
         if self.motions.is_empty() {
@@ -386,6 +428,20 @@ impl Run {
             .map(|&k| -self.multipliers[k] * rhs.get(k).copied().unwrap_or(0.0))
             .sum())
     }
+}
+
+/// A solved step, to be made current by [`Run::accept`].
+#[derive(Debug)]
+pub(crate) struct Step {
+    pub(crate) time: f64,
+    pub(crate) state: Vec<f64>,
+    pub(crate) params: Vec<f64>,
+    pub(crate) velocity: Vec<f64>,
+    pub(crate) acceleration: Vec<f64>,
+    /// Generalized-alpha's acceleration-like variable (the acceleration for Baumgarte).
+    pub(crate) pseudo: Vec<f64>,
+    pub(crate) multipliers: Vec<f64>,
+    pub(crate) max_residual: f64,
 }
 
 /// Sets the time parameter.
