@@ -43,6 +43,61 @@ pub(crate) fn run(
     (end, step): (Option<f64>, Option<f64>),
     output: Option<&Path>,
 ) -> Result<(), Failure> {
+    run_command(file, output, |mechanism, name| {
+        let settings = RunSettings::for_assembly(mechanism.model(), end, step)
+            .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
+        let total =
+            ((settings.end() - settings.start()) / settings.output_step()).ceil() as u64 + 1;
+        with_progress(total, |progress| {
+            mechanism.kinematics_with_progress(settings, progress)
+        })
+        .map_err(|e| Failure {
+            status: 1,
+            error: anyhow!("{name}: {e}"),
+        })
+    })
+}
+
+/// What a run command writes: a trajectory as CSV and JSON, a summary, and why it
+/// stopped early if it did.
+pub(crate) trait Written {
+    /// The CSV text.
+    fn csv(&self, m: &Mechanism) -> String;
+    /// The JSON document.
+    fn json(&self, m: &Mechanism) -> Value;
+    /// The summary for stdout.
+    fn summary(&self, m: &Mechanism, name: &str, took: Duration) -> String;
+    /// Why the run stopped before its end, if it did.
+    fn stopped(&self) -> Option<String>;
+}
+
+impl Written for Trajectory {
+    fn csv(&self, m: &Mechanism) -> String {
+        csv(m, self)
+    }
+    fn json(&self, m: &Mechanism) -> Value {
+        json_of(m, self)
+    }
+    fn summary(&self, m: &Mechanism, name: &str, took: Duration) -> String {
+        summary(m, self, name, took)
+    }
+    fn stopped(&self) -> Option<String> {
+        (!self.completed).then(|| {
+            self.events
+                .last()
+                .map_or_else(String::new, |e| e.message.clone())
+        })
+    }
+}
+
+/// A run command: the output's format checked first, the file loaded, the run made by
+/// `go`, the trajectory written atomically, the summary printed (unless the trajectory
+/// went to stdout), exit 1 when the run stopped early.
+pub(crate) fn run_command<T: Written>(
+    file: &Path,
+    output: Option<&Path>,
+    go: impl FnOnce(&mut Mechanism, &str) -> Result<T, Failure>,
+) -> Result<(), Failure> {
     let name = file.display().to_string();
     let format = match output {
         Some(out) => {
@@ -53,20 +108,15 @@ pub(crate) fn run(
     };
     let (mut mechanism, progress) = crate::solve::load(file, &[])?;
     progress.done();
-    let settings = RunSettings::for_assembly(mechanism.model(), end, step)
-        .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
     let began = Instant::now();
-    let trajectory = run_frames(&mut mechanism, settings).map_err(|e| Failure {
-        status: 1,
-        error: anyhow!("{name}: {e}"),
-    })?;
+    let trajectory = go(&mut mechanism, &name)?;
     let took = began.elapsed();
     if let (Some(out), Some(format)) = (output, format) {
         let text = match format {
-            Format::Csv => csv(&mechanism, &trajectory),
+            Format::Csv => trajectory.csv(&mechanism),
             Format::Json => {
-                let mut t = serde_json::to_string_pretty(&json_of(&mechanism, &trajectory))
-                    .unwrap_or_default();
+                let mut t =
+                    serde_json::to_string_pretty(&trajectory.json(&mechanism)).unwrap_or_default();
                 t.push('\n');
                 t
             }
@@ -74,31 +124,23 @@ pub(crate) fn run(
         output::write(out, text.as_bytes()).map_err(bad_input)?;
     }
     if output.is_none_or(|o| !output::is_stdout(o)) {
-        emit(&summary(&mechanism, &trajectory, &name, took));
+        emit(&trajectory.summary(&mechanism, &name, took));
     }
-    if trajectory.completed {
-        Ok(())
-    } else {
-        let reason = trajectory
-            .events
-            .last()
-            .map_or_else(String::new, |e| e.message.clone());
-        Err(Failure {
+    match trajectory.stopped() {
+        None => Ok(()),
+        Some(reason) => Err(Failure {
             status: 1,
             error: anyhow!("{name}: the run stopped early: {reason}"),
-        })
+        }),
     }
 }
 
-/// The whole run, with a progress bar once it has taken a second.
-fn run_frames(
-    mechanism: &mut Mechanism,
-    settings: RunSettings,
-) -> Result<Trajectory, tenon::Error> {
-    let total = ((settings.end() - settings.start()) / settings.output_step()).ceil() as u64 + 1;
+/// Runs `go` with a progress callback that shows a bar (stderr, hidden off a terminal)
+/// once the run has taken [`PROGRESS_AFTER`], out of `total` frames.
+pub(crate) fn with_progress<T>(total: u64, go: impl FnOnce(&mut dyn FnMut(usize)) -> T) -> T {
     let began = Instant::now();
     let mut bar: Option<indicatif::ProgressBar> = None;
-    let trajectory = mechanism.kinematics_with_progress(settings, &mut |frames| {
+    let out = go(&mut |frames| {
         if bar.is_none() && began.elapsed() > PROGRESS_AFTER {
             let b = indicatif::ProgressBar::with_draw_target(
                 Some(total),
@@ -118,7 +160,7 @@ fn run_frames(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    trajectory
+    out
 }
 
 pub(crate) fn part_id(m: &Mechanism, k: tenon::PartKey) -> String {

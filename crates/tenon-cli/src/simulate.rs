@@ -4,105 +4,59 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::anyhow;
 use serde_json::{json, Map, Value};
 use tenon::{DynamicEventKind, DynamicFrame, DynamicTrajectory, Mechanism, SimulationSettings};
 
 use crate::kinematics::{
-    coordinate_name, field, format_of, joint_id, part_id, part_numbers, Format, PART_COLUMNS,
-    PROGRESS_AFTER,
+    coordinate_name, field, joint_id, part_id, part_numbers, run_command, with_progress, Written,
+    PART_COLUMNS,
 };
-use crate::output;
-use crate::{bad_input, emit, Failure};
+use crate::{bad_input, Failure};
 
 pub(crate) fn run(
     file: &Path,
     (end, step): (Option<f64>, Option<f64>),
     output: Option<&Path>,
 ) -> Result<(), Failure> {
-    let name = file.display().to_string();
-    let format = match output {
-        Some(out) => {
-            output::check(out, &[file])?;
-            Some(format_of(out)?)
-        }
-        None => None,
-    };
-    let (mut mechanism, progress) = crate::solve::load(file, &[])?;
-    progress.done();
-    let settings = SimulationSettings::for_assembly(mechanism.model(), end, step)
-        .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
-    let began = Instant::now();
-    let trajectory = run_frames(&mut mechanism, settings).map_err(|e| match e {
-        // Mass data, forces or a start that cannot be used: bad input.
-        tenon::Error::Dynamics(_) => bad_input(anyhow!("{name}: {e}")),
-        e => Failure {
-            status: 1,
-            error: anyhow!("{name}: {e}"),
-        },
-    })?;
-    let took = began.elapsed();
-    if let (Some(out), Some(format)) = (output, format) {
-        let text = match format {
-            Format::Csv => csv(&mechanism, &trajectory),
-            Format::Json => {
-                let mut t = serde_json::to_string_pretty(&json_of(&mechanism, &trajectory))
-                    .unwrap_or_default();
-                t.push('\n');
-                t
-            }
-        };
-        output::write(out, text.as_bytes()).map_err(bad_input)?;
-    }
-    if output.is_none_or(|o| !output::is_stdout(o)) {
-        emit(&summary(&mechanism, &trajectory, &name, took));
-    }
-    if trajectory.completed {
-        Ok(())
-    } else {
-        let reason = trajectory
-            .events
-            .last()
-            .map_or_else(String::new, |e| e.message.clone());
-        Err(Failure {
-            status: 1,
-            error: anyhow!("{name}: the run stopped early: {reason}"),
+    run_command(file, output, |mechanism, name| {
+        let settings = SimulationSettings::for_assembly(mechanism.model(), end, step)
+            .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
+        let run = settings.run;
+        let total = ((run.end() - run.start()) / run.output_step()).ceil() as u64 + 1;
+        with_progress(total, |progress| {
+            mechanism.simulate_with_progress(settings, progress)
         })
-    }
+        .map_err(|e| match e {
+            // Mass data, forces or a start that cannot be used: bad input.
+            tenon::Error::Dynamics(_) => bad_input(anyhow!("{name}: {e}")),
+            e => Failure {
+                status: 1,
+                error: anyhow!("{name}: {e}"),
+            },
+        })
+    })
 }
 
-/// The whole run, with a progress bar once it has taken a second.
-fn run_frames(
-    mechanism: &mut Mechanism,
-    settings: SimulationSettings,
-) -> Result<DynamicTrajectory, tenon::Error> {
-    let run = settings.run;
-    let total = ((run.end() - run.start()) / run.output_step()).ceil() as u64 + 1;
-    let began = Instant::now();
-    let mut bar: Option<indicatif::ProgressBar> = None;
-    let trajectory = mechanism.simulate_with_progress(settings, &mut |frames| {
-        if bar.is_none() && began.elapsed() > PROGRESS_AFTER {
-            let b = indicatif::ProgressBar::with_draw_target(
-                Some(total),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
-            if let Ok(style) = indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} frames ({elapsed}, {eta} left)",
-            ) {
-                b.set_style(style);
-            }
-            bar = Some(b);
-        }
-        if let Some(b) = &bar {
-            b.set_position(frames as u64);
-        }
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
+impl Written for DynamicTrajectory {
+    fn csv(&self, m: &Mechanism) -> String {
+        csv(m, self)
     }
-    trajectory
+    fn json(&self, m: &Mechanism) -> Value {
+        json_of(m, self)
+    }
+    fn summary(&self, m: &Mechanism, name: &str, took: Duration) -> String {
+        summary(m, self, name, took)
+    }
+    fn stopped(&self) -> Option<String> {
+        (!self.completed).then(|| {
+            self.events
+                .last()
+                .map_or_else(String::new, |e| e.message.clone())
+        })
+    }
 }
 
 fn kind_name(kind: DynamicEventKind) -> &'static str {

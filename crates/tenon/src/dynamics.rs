@@ -12,7 +12,9 @@ use tenon_model::{Assembly, Coordinate, JointKey, MarkerSpec, PartKey};
 use tenon_solve::Problem;
 use tenon_system::{Compiled, Owner, RateTape, System, STATE_PER_PART, TANGENT_PER_PART};
 
-use crate::kinematics::{client_frame, quaternion_at, Coordinates, JointFrame, PartFrame};
+use crate::kinematics::{
+    client_frame, collect_run, quaternion_at, Coordinates, JointFrame, PartFrame,
+};
 use crate::mechanism::Mechanism;
 use crate::{Error, RunSettings};
 
@@ -505,20 +507,11 @@ impl Mechanism {
         settings: SimulationSettings,
         progress: &mut dyn FnMut(usize),
     ) -> Result<DynamicTrajectory, Error> {
-        let mut frames = Vec::new();
-        let mut events = Vec::new();
-        let mut completed = true;
-        for item in self.dynamic_frames(settings)? {
-            let (frame, happened) = item?;
-            let stops = happened.iter().any(|e| e.kind.stops());
-            events.extend(happened);
-            if stops {
-                completed = false;
-            } else {
-                frames.push(frame);
-            }
-            progress(frames.len());
-        }
+        let (frames, events, completed) = collect_run(
+            self.dynamic_frames(settings)?,
+            |e: &DynamicEvent| e.kind.stops(),
+            progress,
+        )?;
         Ok(DynamicTrajectory {
             frames,
             events,

@@ -333,21 +333,11 @@ impl Mechanism {
         settings: RunSettings,
         progress: &mut dyn FnMut(usize),
     ) -> Result<Trajectory, Error> {
-        let mut frames = Vec::new();
-        let mut events = Vec::new();
-        let mut completed = true;
-        for item in self.kinematic_frames(settings)? {
-            let (frame, happened) = item?;
-            // A frame where the run stops did not solve: its events are kept, not it.
-            let stops = happened.iter().any(|e| e.kind.stops());
-            events.extend(happened);
-            if stops {
-                completed = false;
-            } else {
-                frames.push(frame);
-            }
-            progress(frames.len());
-        }
+        let (frames, events, completed) = collect_run(
+            self.kinematic_frames(settings)?,
+            |e: &Event| e.kind.stops(),
+            progress,
+        )?;
         Ok(Trajectory {
             frames,
             events,
@@ -355,6 +345,31 @@ impl Mechanism {
             settings,
         })
     }
+}
+
+/// A run's frames gathered: those that solved, every event, and whether it reached its
+/// end (a frame with an event that `stops` did not solve: its events are kept, not it).
+/// `progress` hears the number of frames kept after each.
+pub(crate) fn collect_run<F, E>(
+    run: impl Iterator<Item = Result<(F, Vec<E>), Error>>,
+    stops: impl Fn(&E) -> bool,
+    progress: &mut dyn FnMut(usize),
+) -> Result<(Vec<F>, Vec<E>, bool), Error> {
+    let mut frames = Vec::new();
+    let mut events = Vec::new();
+    let mut completed = true;
+    for item in run {
+        let (frame, happened) = item?;
+        let stop = happened.iter().any(&stops);
+        events.extend(happened);
+        if stop {
+            completed = false;
+        } else {
+            frames.push(frame);
+        }
+        progress(frames.len());
+    }
+    Ok((frames, events, completed))
 }
 
 pub(crate) fn quaternion_at(state: &[f64], part: usize) -> [f64; 4] {
