@@ -49,33 +49,15 @@ enum Command {
     /// Run the motions over time: positions, velocities and accelerations of every
     /// part, frame by frame (the file's `simulation` settings, or `--end` / `--step`).
     Kinematics {
-        /// Assembly file (.json or .asmt).
-        file: PathBuf,
-        /// End time (default: the file's, else 1).
-        #[arg(long, value_name = "T")]
-        end: Option<f64>,
-        /// Step (default: the file's, else 0.01).
-        #[arg(long, value_name = "H")]
-        step: Option<f64>,
-        /// Write the trajectory here, as CSV (`.csv`) or JSON (`.json`).
-        #[arg(short = 'o', value_name = "OUT.csv|OUT.json")]
-        output: Option<PathBuf>,
+        #[command(flatten)]
+        run: RunArgs,
     },
     /// Run the dynamics: the parts move under gravity, springs, loads and drives with
     /// the joints held (the file's `simulation` settings, or `--end` / `--step`);
     /// positions, velocities, accelerations, joint reactions, drive efforts, energies.
     Simulate {
-        /// Assembly file (.json or .asmt).
-        file: PathBuf,
-        /// End time (default: the file's, else 1).
-        #[arg(long, value_name = "T")]
-        end: Option<f64>,
-        /// Integration step (default: the file's, else 0.01).
-        #[arg(long, value_name = "H")]
-        step: Option<f64>,
-        /// Write the trajectory here, as CSV (`.csv`) or JSON (`.json`).
-        #[arg(short = 'o', value_name = "OUT.csv|OUT.json")]
-        output: Option<PathBuf>,
+        #[command(flatten)]
+        run: RunArgs,
     },
     /// Convert an assembly (.asmt or JSON v1) to JSON v1.
     Convert {
@@ -84,6 +66,22 @@ enum Command {
         /// Output file (JSON v1); `-` for standard output.
         output: PathBuf,
     },
+}
+
+/// What a run over time takes (`kinematics`, `simulate`).
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// Assembly file (.json or .asmt).
+    file: PathBuf,
+    /// End time (default: the file's, else 1).
+    #[arg(long, value_name = "T")]
+    end: Option<f64>,
+    /// Step (default: the file's, else 0.01).
+    #[arg(long, value_name = "H")]
+    step: Option<f64>,
+    /// Write the trajectory here, as CSV (`.csv`) or JSON (`.json`).
+    #[arg(short = 'o', value_name = "OUT.csv|OUT.json")]
+    output: Option<PathBuf>,
 }
 
 mod check;
@@ -159,18 +157,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             json,
         } => solve::run(&file, &set, output.as_deref(), json),
         Command::Check { file, json } => check::run(&file, json),
-        Command::Kinematics {
-            file,
-            end,
-            step,
-            output,
-        } => kinematics::run(&file, (end, step), output.as_deref()),
-        Command::Simulate {
-            file,
-            end,
-            step,
-            output,
-        } => simulate::run(&file, (end, step), output.as_deref()),
+        Command::Kinematics { run } => {
+            kinematics::run(&run.file, (run.end, run.step), run.output.as_deref())
+        }
+        Command::Simulate { run } => {
+            simulate::run(&run.file, (run.end, run.step), run.output.as_deref())
+        }
         Command::Convert { input, output } => {
             output::check(&output, &[&input])?;
             let assembly = read(&input)?;

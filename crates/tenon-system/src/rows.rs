@@ -32,6 +32,19 @@ struct Piece {
     out: ClusterOutput,
 }
 
+impl Piece {
+    /// Its wanted residuals from the last evaluation into their places among the rows.
+    fn copy_residuals(&self, residuals: &mut [f64]) {
+        for (&l, &p) in self.local_rows.iter().zip(&self.positions) {
+            if let (Some(slot), Some(&v)) =
+                (residuals.get_mut(p as usize), self.out.residuals().get(l))
+            {
+                *slot = v;
+            }
+        }
+    }
+}
+
 impl System {
     /// An evaluator of equations `rows` (indices into [`equations`](Self::equations);
     /// each at most once, out of range ones left empty) over `compiled`.
@@ -115,14 +128,7 @@ impl RowEvaluator {
                 &piece.local_rows,
                 &mut self.local_jacobian,
             );
-            for (&l, &p) in piece.local_rows.iter().zip(&piece.positions) {
-                if let (Some(slot), Some(&v)) = (
-                    self.residuals.get_mut(p as usize),
-                    piece.out.residuals().get(l),
-                ) {
-                    *slot = v;
-                }
-            }
+            piece.copy_residuals(&mut self.residuals);
             for &(i, c, v) in &self.local_jacobian.entries {
                 if let Some(&p) = piece.positions.get(i as usize) {
                     self.jacobian
@@ -151,14 +157,7 @@ impl RowEvaluator {
             let Some(cluster) = cluster else { continue };
             cluster.gather_into(state, &mut piece.local);
             cluster.evaluate_residuals(scratch, &piece.local, params, &mut piece.out)?;
-            for (&l, &p) in piece.local_rows.iter().zip(&piece.positions) {
-                if let (Some(slot), Some(&v)) = (
-                    self.residuals.get_mut(p as usize),
-                    piece.out.residuals().get(l),
-                ) {
-                    *slot = v;
-                }
-            }
+            piece.copy_residuals(&mut self.residuals);
         }
         Ok(())
     }
