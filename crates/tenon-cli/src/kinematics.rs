@@ -13,16 +13,16 @@ use crate::output;
 use crate::{bad_input, emit, Failure};
 
 /// Runs longer than this show a progress bar (on a terminal).
-pub(crate) const PROGRESS_AFTER: Duration = Duration::from_secs(1);
+const PROGRESS_AFTER: Duration = Duration::from_secs(1);
 
 /// The trajectory formats, by the output's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
+enum Format {
     Csv,
     Json,
 }
 
-pub(crate) fn format_of(path: &Path) -> Result<Format, Failure> {
+fn format_of(path: &Path) -> Result<Format, Failure> {
     match path
         .extension()
         .and_then(|e| e.to_str())
@@ -163,7 +163,7 @@ pub(crate) fn with_progress<T>(total: u64, go: impl FnOnce(&mut dyn FnMut(usize)
     out
 }
 
-pub(crate) fn part_id(m: &Mechanism, k: tenon::PartKey) -> String {
+fn part_id(m: &Mechanism, k: tenon::PartKey) -> String {
     m.part_id(k).unwrap_or("?").to_string()
 }
 
@@ -171,7 +171,7 @@ pub(crate) fn joint_id(m: &Mechanism, k: tenon::JointKey) -> String {
     m.joint_id(k).unwrap_or("?").to_string()
 }
 
-pub(crate) fn coordinate_name(c: tenon::Coordinate) -> &'static str {
+fn coordinate_name(c: tenon::Coordinate) -> &'static str {
     match c {
         tenon::Coordinate::Angle => "angle",
         tenon::Coordinate::Distance => "distance",
@@ -221,7 +221,7 @@ pub(crate) fn field(name: &str) -> String {
 }
 
 /// The numbers of a part in a frame, in the spec's column order.
-pub(crate) fn part_numbers(p: &tenon::PartFrame) -> impl Iterator<Item = f64> + '_ {
+fn part_numbers(p: &tenon::PartFrame) -> impl Iterator<Item = f64> + '_ {
     p.position
         .iter()
         .chain(&p.quaternion)
@@ -232,53 +232,66 @@ pub(crate) fn part_numbers(p: &tenon::PartFrame) -> impl Iterator<Item = f64> + 
         .copied()
 }
 
-pub(crate) const PART_COLUMNS: [&str; 19] = [
+const PART_COLUMNS: [&str; 19] = [
     "x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz", "ax", "ay", "az",
     "alphax", "alphay", "alphaz",
 ];
 
 fn csv(m: &Mechanism, t: &Trajectory) -> String {
     let mut out = String::from("t");
-    let ids: Vec<String> = t
-        .frames
-        .first()
-        .map(|f| f.parts.iter().map(|p| part_id(m, p.part)).collect())
-        .unwrap_or_default();
-    for id in &ids {
-        for c in PART_COLUMNS {
-            out.push(',');
-            out.push_str(&field(&format!("{id}.{c}")));
-        }
-    }
     if let Some(first) = t.frames.first() {
-        for j in &first.joints {
-            let name = coordinate_name(j.coordinate);
-            let id = joint_id(m, j.joint);
-            out.push(',');
-            out.push_str(&field(&format!("{id}.{name}")));
-            out.push(',');
-            out.push_str(&field(&format!("{id}.{name}_rate")));
-        }
+        header(m, (&first.parts, &first.joints), &mut out);
     }
     out.push_str(",max_residual\n");
     for f in &t.frames {
         let _ = write!(out, "{}", f.time);
-        for p in &f.parts {
-            for x in part_numbers(p) {
-                let _ = write!(out, ",{x}");
-            }
-        }
-        for j in &f.joints {
-            let _ = write!(out, ",{},{}", j.value, j.rate);
-        }
+        row((&f.parts, &f.joints), &mut out);
         let _ = writeln!(out, ",{}", f.max_residual);
     }
     out
 }
 
-fn frame_json(m: &Mechanism, f: &Frame) -> Value {
-    let parts: Map<String, Value> = f
-        .parts
+/// The CSV columns of a frame's parts and joint coordinates (each after a comma).
+pub(crate) fn header(
+    m: &Mechanism,
+    (parts, joints): (&[tenon::PartFrame], &[tenon::JointFrame]),
+    out: &mut String,
+) {
+    for p in parts {
+        let id = part_id(m, p.part);
+        for c in PART_COLUMNS {
+            out.push(',');
+            out.push_str(&field(&format!("{id}.{c}")));
+        }
+    }
+    for j in joints {
+        let name = coordinate_name(j.coordinate);
+        let id = joint_id(m, j.joint);
+        out.push(',');
+        out.push_str(&field(&format!("{id}.{name}")));
+        out.push(',');
+        out.push_str(&field(&format!("{id}.{name}_rate")));
+    }
+}
+
+/// A frame's parts and joint coordinates as CSV numbers (each after a comma).
+pub(crate) fn row((parts, joints): (&[tenon::PartFrame], &[tenon::JointFrame]), out: &mut String) {
+    for p in parts {
+        for x in part_numbers(p) {
+            let _ = write!(out, ",{x}");
+        }
+    }
+    for j in joints {
+        let _ = write!(out, ",{},{}", j.value, j.rate);
+    }
+}
+
+/// A frame's parts (by id) and joint coordinates (by joint id) as the spec's JSON.
+pub(crate) fn parts_and_joints_json(
+    m: &Mechanism,
+    (parts, joints): (&[tenon::PartFrame], &[tenon::JointFrame]),
+) -> (Map<String, Value>, Map<String, Value>) {
+    let parts: Map<String, Value> = parts
         .iter()
         .map(|p| {
             (
@@ -294,10 +307,10 @@ fn frame_json(m: &Mechanism, f: &Frame) -> Value {
             )
         })
         .collect();
-    let mut joints: Map<String, Value> = Map::new();
-    for j in &f.joints {
+    let mut by_joint: Map<String, Value> = Map::new();
+    for j in joints {
         let name = coordinate_name(j.coordinate);
-        let entry = joints
+        let entry = by_joint
             .entry(joint_id(m, j.joint))
             .or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(o) = entry {
@@ -305,6 +318,11 @@ fn frame_json(m: &Mechanism, f: &Frame) -> Value {
             o.insert(format!("{name}_rate"), json!(j.rate));
         }
     }
+    (parts, by_joint)
+}
+
+fn frame_json(m: &Mechanism, f: &Frame) -> Value {
+    let (parts, joints) = parts_and_joints_json(m, (&f.parts, &f.joints));
     json!({ "t": f.time, "max_residual": f.max_residual, "parts": parts, "joints": joints })
 }
 

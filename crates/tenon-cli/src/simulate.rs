@@ -11,8 +11,7 @@ use serde_json::{json, Map, Value};
 use tenon::{DynamicEventKind, DynamicFrame, DynamicTrajectory, Mechanism, SimulationSettings};
 
 use crate::kinematics::{
-    coordinate_name, field, joint_id, part_id, part_numbers, run_command, with_progress, Written,
-    PART_COLUMNS,
+    field, header, joint_id, parts_and_joints_json, row, run_command, with_progress, Written,
 };
 use crate::{bad_input, Failure};
 
@@ -109,21 +108,7 @@ const ENERGY_COLUMNS: [&str; 4] = ["kinetic", "potential", "spring", "work"];
 fn csv(m: &Mechanism, t: &DynamicTrajectory) -> String {
     let mut out = String::from("t");
     if let Some(first) = t.frames.first() {
-        for p in &first.parts {
-            let id = part_id(m, p.part);
-            for c in PART_COLUMNS {
-                out.push(',');
-                out.push_str(&field(&format!("{id}.{c}")));
-            }
-        }
-        for j in &first.joints {
-            let name = coordinate_name(j.coordinate);
-            let id = joint_id(m, j.joint);
-            out.push(',');
-            out.push_str(&field(&format!("{id}.{name}")));
-            out.push(',');
-            out.push_str(&field(&format!("{id}.{name}_rate")));
-        }
+        header(m, (&first.parts, &first.joints), &mut out);
         for r in &first.reactions {
             let id = joint_id(m, r.joint);
             for c in REACTION_COLUMNS {
@@ -143,14 +128,7 @@ fn csv(m: &Mechanism, t: &DynamicTrajectory) -> String {
     out.push_str(",max_residual\n");
     for f in &t.frames {
         let _ = write!(out, "{}", f.time);
-        for p in &f.parts {
-            for x in part_numbers(p) {
-                let _ = write!(out, ",{x}");
-            }
-        }
-        for j in &f.joints {
-            let _ = write!(out, ",{},{}", j.value, j.rate);
-        }
+        row((&f.parts, &f.joints), &mut out);
         for r in &f.reactions {
             for x in r.force.iter().chain(&r.torque) {
                 let _ = write!(out, ",{x}");
@@ -171,34 +149,7 @@ fn csv(m: &Mechanism, t: &DynamicTrajectory) -> String {
 }
 
 fn frame_json(m: &Mechanism, f: &DynamicFrame) -> Value {
-    let parts: Map<String, Value> = f
-        .parts
-        .iter()
-        .map(|p| {
-            (
-                part_id(m, p.part),
-                json!({
-                    "position": p.position,
-                    "quaternion": p.quaternion,
-                    "velocity": p.velocity,
-                    "angular_velocity": p.angular_velocity,
-                    "acceleration": p.acceleration,
-                    "angular_acceleration": p.angular_acceleration,
-                }),
-            )
-        })
-        .collect();
-    let mut joints: Map<String, Value> = Map::new();
-    for j in &f.joints {
-        let name = coordinate_name(j.coordinate);
-        let entry = joints
-            .entry(joint_id(m, j.joint))
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(o) = entry {
-            o.insert(name.to_string(), json!(j.value));
-            o.insert(format!("{name}_rate"), json!(j.rate));
-        }
-    }
+    let (parts, mut joints) = parts_and_joints_json(m, (&f.parts, &f.joints));
     for r in &f.reactions {
         let entry = joints
             .entry(joint_id(m, r.joint))
