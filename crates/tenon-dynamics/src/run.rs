@@ -534,9 +534,11 @@ pub(crate) fn largest(x: &[f64]) -> f64 {
 }
 
 impl Run {
-    /// The constraint force `-sum J_k^T lambda_k` on the parts (a tangent vector, 6 per
-    /// free part: force, then torque about the part origin) of each group of equations
-    /// (positions in [`rows`](Self::rows)), at the current state. Where rows are
+    /// The constraint force `-sum J_k^T lambda_k` on the parts of each group of equations
+    /// (positions in [`rows`](Self::rows)) at the current state, as `(tangent column,
+    /// value)` terms to be summed (6 columns per free part: force, then torque about the
+    /// part origin; a group touches only its joint's parts, so a dense vector per group
+    /// would be quadratic in the parts). Where rows are
     /// dependent (redundant joints) the multipliers are not unique: the split used is
     /// the minimum-norm one (up to [`SPLIT_ROWS`] rows; above, the solve's own, with
     /// dependent rows at zero).
@@ -544,7 +546,7 @@ impl Run {
         &self,
         inputs: Inputs<'_>,
         groups: &[Vec<usize>],
-    ) -> Result<Vec<Vec<f64>>, DynamicsError> {
+    ) -> Result<Vec<Vec<(u32, f64)>>, DynamicsError> {
         let problem = inputs.problem;
         let system = problem.system;
         let (_, jac) = system.tangent_jacobian_of_rows(
@@ -561,20 +563,17 @@ impl Run {
                 }
             }
         }
-        let n = system.tangent_dimension();
         let multipliers = if self.active.len() < self.rows.len() && self.rows.len() <= SPLIT_ROWS {
             minimum_norm(&jac, &self.multipliers)
         } else {
             self.multipliers.clone()
         };
-        let mut out = vec![vec![0.0; n]; groups.len()];
+        let mut out: Vec<Vec<(u32, f64)>> = vec![Vec::new(); groups.len()];
         for &(r, c, v) in &jac.entries {
             let r = r as usize;
             let Some(&g) = group_of.get(r) else { continue };
             if let (Some(force), Some(&l)) = (out.get_mut(g), multipliers.get(r)) {
-                if let Some(slot) = force.get_mut(c as usize) {
-                    *slot -= v * l;
-                }
+                force.push((c, -v * l));
             }
         }
         Ok(out)

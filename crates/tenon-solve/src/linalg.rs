@@ -625,6 +625,141 @@ impl SparseLu {
     }
 }
 
+/// A symmetric quasi-definite matrix (a KKT matrix `[M J^T; J -e]`) factored as `L D
+/// L^T` (faer's sparse Cholesky machinery: AMD ordering, its symbolic analysis kept while
+/// the pattern holds) with each pivot held to its expected sign (`+` for the first
+/// block, `-` for the second): a pivot of the wrong sign or smaller than `epsilon` is
+/// replaced by `delta` with that sign. No pivoting, so the fill stays that of the
+/// ordering (a chain's is linear); the regularised pivots perturb the matrix a little,
+/// which a Newton iteration on exact residuals, or a refined solve, absorbs.
+#[derive(Debug, Default)]
+pub struct SparseLdlt {
+    symbolic: Option<(
+        Vec<usize>,
+        Vec<usize>,
+        faer::sparse::linalg::cholesky::SymbolicCholesky<usize>,
+    )>,
+    values: Vec<f64>,
+    n: usize,
+    ready: bool,
+}
+
+impl SparseLdlt {
+    /// Nothing factored yet.
+    pub fn new() -> SparseLdlt {
+        SparseLdlt::default()
+    }
+
+    /// Factors the symmetric `n x n` matrix of `entries` (`(row, column, value)`, only
+    /// those with `row <= column` are read; repeats add) with pivot signs `signs` (one
+    /// per row, `1` or `-1`) and the regularisation `(delta, epsilon)`; `false` when an
+    /// entry is not finite or the factorization fails.
+    pub fn factor(
+        &mut self,
+        n: usize,
+        entries: &[(u32, u32, f64)],
+        signs: &[i8],
+        (delta, epsilon): (f64, f64),
+    ) -> bool {
+        use faer::dyn_stack::{MemBuffer, MemStack};
+        use faer::linalg::cholesky::ldlt::factor::LdltRegularization;
+        use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, SymmetricOrdering};
+        use faer::sparse::{SparseColMat, Triplet};
+        use faer::{Par, Side};
+        self.ready = false;
+        if signs.len() != n || !all_finite(entries.iter().map(|e| &e.2)) {
+            return false;
+        }
+        let triplets: Vec<Triplet<usize, usize, f64>> = entries
+            .iter()
+            .filter(|e| e.0 <= e.1)
+            .map(|&(r, c, v)| Triplet::new(r as usize, c as usize, v))
+            .collect();
+        let Ok(a) = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &triplets) else {
+            return false;
+        };
+        let pattern = a.symbolic();
+        let same = self.symbolic.as_ref().is_some_and(|(p, r, _)| {
+            self.n == n && p.as_slice() == pattern.col_ptr() && r.as_slice() == pattern.row_idx()
+        });
+        if !same {
+            let Ok(symbolic) = factorize_symbolic_cholesky(
+                pattern,
+                Side::Upper,
+                SymmetricOrdering::Amd,
+                Default::default(),
+            ) else {
+                return false;
+            };
+            self.symbolic = Some((
+                pattern.col_ptr().to_vec(),
+                pattern.row_idx().to_vec(),
+                symbolic,
+            ));
+            self.n = n;
+        }
+        let Some((_, _, symbolic)) = self.symbolic.as_ref() else {
+            return false;
+        };
+        self.values.clear();
+        self.values.resize(symbolic.len_val(), 0.0);
+        let Ok(mut buffer) = MemBuffer::try_new(
+            symbolic.factorize_numeric_ldlt_scratch::<f64>(Par::Seq, Default::default()),
+        ) else {
+            return false;
+        };
+        let regularization = LdltRegularization {
+            dynamic_regularization_signs: Some(signs),
+            dynamic_regularization_delta: delta,
+            dynamic_regularization_epsilon: epsilon,
+        };
+        let factored = symbolic.factorize_numeric_ldlt(
+            &mut self.values,
+            a.as_ref(),
+            Side::Upper,
+            regularization,
+            Par::Seq,
+            MemStack::new(&mut buffer),
+            Default::default(),
+        );
+        self.ready = factored.is_ok();
+        self.ready
+    }
+
+    /// Solves `A x = b` in place with the last factorization; `false` if there is none
+    /// or the result is not finite.
+    pub fn solve_in_place(&self, b: &mut [f64]) -> bool {
+        use faer::dyn_stack::{MemBuffer, MemStack};
+        use faer::sparse::linalg::cholesky::LdltRef;
+        use faer::{Conj, Par};
+        let (true, Some((_, _, symbolic))) = (self.ready, self.symbolic.as_ref()) else {
+            return false;
+        };
+        if b.len() != self.n {
+            return false;
+        }
+        let Ok(mut buffer) =
+            MemBuffer::try_new(symbolic.solve_in_place_scratch::<f64>(1, Par::Seq))
+        else {
+            return false;
+        };
+        let mut x = Mat::<f64>::zeros(self.n, 1);
+        for (k, &v) in b.iter().enumerate() {
+            x[(k, 0)] = v;
+        }
+        LdltRef::new(symbolic, &self.values).solve_in_place_with_conj(
+            Conj::No,
+            x.as_mut(),
+            Par::Seq,
+            MemStack::new(&mut buffer),
+        );
+        for (k, slot) in b.iter_mut().enumerate() {
+            *slot = x[(k, 0)];
+        }
+        all_finite(b.iter())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -604,14 +604,14 @@ impl DynamicFrames<'_> {
     }
 }
 
-/// The reaction part j exerts on part i at a joint, from the constraint force `g` (6 per
-/// free part) of the joint's equations: part i's share (force, torque moved from its
+/// The reaction part j exerts on part i at a joint, from the constraint force's terms
+/// `(tangent column, value)` of the joint's equations: part i's share (force, torque moved from its
 /// origin to marker i), or, where part i does not move, the opposite of part j's.
 fn reaction(
     m: &Mechanism,
     state: &[f64],
     joint: JointKey,
-    g: &[f64],
+    terms: &[(u32, f64)],
     index_of: &dyn Fn(PartKey) -> Option<usize>,
 ) -> Reaction {
     let none = Reaction {
@@ -651,8 +651,14 @@ fn reaction(
         (None, None) => return none,
     };
     let base = TANGENT_PER_PART * k;
-    let f: [f64; 3] = std::array::from_fn(|c| g.get(base + c).copied().unwrap_or(0.0));
-    let t: [f64; 3] = std::array::from_fn(|c| g.get(base + 3 + c).copied().unwrap_or(0.0));
+    let mut g = [0.0; TANGENT_PER_PART];
+    for &(c, v) in terms {
+        if let Some(slot) = (c as usize).checked_sub(base).and_then(|i| g.get_mut(i)) {
+            *slot += v;
+        }
+    }
+    let f: [f64; 3] = std::array::from_fn(|c| g[c]);
+    let t: [f64; 3] = std::array::from_fn(|c| g[3 + c]);
     // Torque about `at`: t - (at - origin) x f.
     let d: [f64; 3] = std::array::from_fn(|c| at[c] - origin[c]);
     let dxf = [
