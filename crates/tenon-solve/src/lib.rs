@@ -100,7 +100,7 @@ pub use diagnose::{
 pub use kinematics::{
     run_rows, undriven_freedoms, EventKind, KinematicEvent, KinematicFrame, KinematicRun,
 };
-pub use linalg::{SparseLdlt, SparseLu, DENSE_COLUMNS};
+pub use linalg::{SparseLdlt, DENSE_COLUMNS};
 pub use row_rank::dependent_rows;
 
 /// Default residual tolerance.
