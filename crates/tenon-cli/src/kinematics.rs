@@ -327,6 +327,30 @@ fn frame_json(m: &Mechanism, f: &Frame) -> Value {
 }
 
 fn json_of(m: &Mechanism, t: &Trajectory) -> Value {
+    let events = t.events.iter().map(|e| {
+        (
+            e.time,
+            kind_name(e.kind),
+            e.joints.as_slice(),
+            e.message.as_str(),
+        )
+    });
+    trajectory_json(
+        m,
+        ("kinematics", t.completed),
+        t.frames.iter().map(|f| frame_json(m, f)).collect(),
+        events,
+    )
+}
+
+/// The spec's trajectory document: units, kind, frames (already written), events
+/// (time, kind name, joints, message).
+pub(crate) fn trajectory_json<'e>(
+    m: &Mechanism,
+    (kind, completed): (&str, bool),
+    frames: Vec<Value>,
+    events: impl Iterator<Item = (f64, &'e str, &'e [tenon::JointKey], &'e str)>,
+) -> Value {
     let units: Map<String, Value> = m
         .model()
         .units()
@@ -334,21 +358,19 @@ fn json_of(m: &Mechanism, t: &Trajectory) -> Value {
         .iter()
         .map(|&(q, u)| (q.to_string(), Value::String(u.to_string())))
         .collect();
-    let events: Vec<Value> = t
-        .events
-        .iter()
-        .map(|e| {
-            let joints: Vec<String> = e.joints.iter().map(|&j| joint_id(m, j)).collect();
-            json!({ "t": e.time, "kind": kind_name(e.kind), "joints": joints, "message": e.message })
+    let events: Vec<Value> = events
+        .map(|(time, kind, joints, message)| {
+            let joints: Vec<String> = joints.iter().map(|&j| joint_id(m, j)).collect();
+            json!({ "t": time, "kind": kind, "joints": joints, "message": message })
         })
         .collect();
     json!({
         "format": "tenon-trajectory",
         "version": 1,
         "units": units,
-        "kind": "kinematics",
-        "completed": t.completed,
-        "frames": t.frames.iter().map(|f| frame_json(m, f)).collect::<Vec<_>>(),
+        "kind": kind,
+        "completed": completed,
+        "frames": frames,
         "events": events,
     })
 }

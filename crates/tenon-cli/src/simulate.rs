@@ -11,7 +11,8 @@ use serde_json::{json, Map, Value};
 use tenon::{DynamicEventKind, DynamicFrame, DynamicTrajectory, Mechanism, SimulationSettings};
 
 use crate::kinematics::{
-    field, header, joint_id, parts_and_joints_json, row, run_command, with_progress, Written,
+    field, header, joint_id, parts_and_joints_json, row, run_command, trajectory_json,
+    with_progress, Written,
 };
 use crate::{bad_input, Failure};
 
@@ -176,28 +177,18 @@ fn frame_json(m: &Mechanism, f: &DynamicFrame) -> Value {
 }
 
 fn json_of(m: &Mechanism, t: &DynamicTrajectory) -> Value {
-    let units: Map<String, Value> = m
-        .model()
-        .units()
-        .names()
-        .iter()
-        .map(|&(q, u)| (q.to_string(), Value::String(u.to_string())))
-        .collect();
-    let events: Vec<Value> = t
-        .events
-        .iter()
-        .map(|e| {
-            let joints: Vec<String> = e.joints.iter().map(|&j| joint_id(m, j)).collect();
-            json!({ "t": e.time, "kind": kind_name(e.kind), "joints": joints, "message": e.message })
-        })
-        .collect();
-    json!({
-        "format": "tenon-trajectory",
-        "version": 1,
-        "units": units,
-        "kind": "dynamics",
-        "completed": t.completed,
-        "frames": t.frames.iter().map(|f| frame_json(m, f)).collect::<Vec<_>>(),
-        "events": events,
-    })
+    let events = t.events.iter().map(|e| {
+        (
+            e.time,
+            kind_name(e.kind),
+            e.joints.as_slice(),
+            e.message.as_str(),
+        )
+    });
+    trajectory_json(
+        m,
+        ("dynamics", t.completed),
+        t.frames.iter().map(|f| frame_json(m, f)).collect(),
+        events,
+    )
 }
