@@ -263,21 +263,22 @@ fn a02(name: &str, step: f64) -> ([f64; 2], f64, DynamicTrajectory) {
         .iter()
         .map(|f| (total_energy(f) - e0).abs())
         .fold(0.0, f64::max);
-    let at = |time: f64| -> [f64; 2] {
-        let f = t
-            .frames
-            .iter()
-            .find(|f| (f.time - time).abs() < 1e-9)
-            .unwrap();
-        let coupler = f
-            .parts
-            .iter()
-            .find(|p| m.part_id(p.part) == Some("coupler0"))
-            .unwrap();
-        [coupler.position[0], coupler.position[1]]
-    };
-    let _ = at(4.0);
-    (at(10.0), worst, t)
+    (b0_at(&m, &t, 10.0), worst, t)
+}
+
+/// A02's B0 (the first coupler's left end, its frame's origin) at a reported time.
+fn b0_at(m: &Mechanism, t: &DynamicTrajectory, time: f64) -> [f64; 2] {
+    let f = t
+        .frames
+        .iter()
+        .find(|f| (f.time - time).abs() < 1e-9)
+        .unwrap();
+    let p = f
+        .parts
+        .iter()
+        .find(|p| m.part_id(p.part) == Some("coupler0"))
+        .unwrap();
+    [p.position[0], p.position[1]]
 }
 
 /// IFToMM A02 in 3D with revolutes (six redundant equations, said once), through about
@@ -322,24 +323,11 @@ fn four_bar_a02_through_singular_positions() {
         DynamicMethod::GeneralizedAlpha,
     );
     let m = fixture("four-bar-a02.json");
-    let b0_at = |t: &DynamicTrajectory, time: f64| -> [f64; 2] {
-        let f = t
-            .frames
-            .iter()
-            .find(|f| (f.time - time).abs() < 1e-9)
-            .unwrap();
-        let p = f
-            .parts
-            .iter()
-            .find(|p| m.part_id(p.part) == Some("coupler0"))
-            .unwrap();
-        [p.position[0], p.position[1]]
-    };
     for (time, reference) in [
         (4.0, [0.1176161024, 0.9930591385]),
         (10.0, [0.3284581115, 0.9445185382]),
     ] {
-        let (c, f) = (b0_at(&coarse, time), b0_at(&fine, time));
+        let (c, f) = (b0_at(&m, &coarse, time), b0_at(&m, &fine, time));
         for k in 0..2 {
             let extrapolated = (4.0 * f[k] - c[k]) / 3.0;
             assert!(
@@ -639,22 +627,9 @@ fn four_bar_a02_by_baumgarte() {
     settings.integration.baumgarte = (20.0, 20.0);
     let t = m.simulate(settings).unwrap();
     assert!(t.completed, "{:?}", t.events.last());
-    let last = t.frames.last().unwrap();
-    let b0 = last
-        .parts
-        .iter()
-        .find(|p| m.part_id(p.part) == Some("coupler0"))
-        .unwrap();
-    assert!(
-        (b0.position[0] - 0.3284581115).abs() < 1e-4,
-        "{:?}",
-        b0.position
-    );
-    assert!(
-        (b0.position[1] - 0.9445185382).abs() < 1e-4,
-        "{:?}",
-        b0.position
-    );
+    let b0 = b0_at(&m, &t, 10.0);
+    assert!((b0[0] - 0.3284581115).abs() < 1e-4, "{b0:?}");
+    assert!((b0[1] - 0.9445185382).abs() < 1e-4, "{b0:?}");
     let e0 = total_energy(&t.frames[0]);
     let worst = t
         .frames
