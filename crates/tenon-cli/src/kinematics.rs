@@ -189,20 +189,37 @@ fn kind_name(kind: EventKind) -> &'static str {
 }
 
 fn summary(m: &Mechanism, t: &Trajectory, name: &str, took: Duration) -> String {
+    let times: Vec<f64> = t.frames.iter().map(|f| f.time).collect();
     let worst = t.frames.iter().fold(0.0f64, |w, f| w.max(f.max_residual));
-    let s = t.settings;
+    let events = t
+        .events
+        .iter()
+        .map(|e| (e.time, e.joints.as_slice(), e.message.as_str()));
+    summary_text(m, (name, t.settings), (&times, worst, ""), took, events)
+}
+
+/// A run's summary: frames and their span, step and spacing, the largest residual,
+/// `extra` (with its `; `), the time taken, then one line per event.
+pub(crate) fn summary_text<'e>(
+    m: &Mechanism,
+    (name, s): (&str, RunSettings),
+    (times, worst, extra): (&[f64], f64, &str),
+    took: Duration,
+    events: impl Iterator<Item = (f64, &'e [tenon::JointKey], &'e str)>,
+) -> String {
     let mut out = format!(
-        "{name}: {} frame(s) from t = {} to {} (step {}, written every {}); largest residual {worst:.1e}; {:.1} ms\n",
-        t.frames.len(),
+        "{name}: {} frame(s) from t = {} to {} (step {}, written every {}); largest residual \
+         {worst:.1e}; {extra}{:.1} ms\n",
+        times.len(),
         s.start(),
-        t.frames.last().map_or(s.start(), |f| f.time),
+        times.last().copied().unwrap_or(s.start()),
         s.step(),
         s.output_step(),
         took.as_secs_f64() * 1e3,
     );
-    for e in &t.events {
-        let joints: Vec<String> = e.joints.iter().map(|&j| joint_id(m, j)).collect();
-        let _ = write!(out, "  t = {}: {}", e.time, e.message);
+    for (time, joints, message) in events {
+        let joints: Vec<String> = joints.iter().map(|&j| joint_id(m, j)).collect();
+        let _ = write!(out, "  t = {time}: {message}");
         if !joints.is_empty() {
             let _ = write!(out, " (joints: {})", joints.join(", "));
         }

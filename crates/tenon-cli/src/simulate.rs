@@ -11,8 +11,8 @@ use serde_json::{json, Map, Value};
 use tenon::{DynamicEventKind, DynamicFrame, DynamicTrajectory, Mechanism, SimulationSettings};
 
 use crate::kinematics::{
-    field, header, joint_id, parts_and_joints_json, row, run_command, trajectory_json,
-    with_progress, Written,
+    field, header, joint_id, parts_and_joints_json, row, run_command, summary_text,
+    trajectory_json, with_progress, Written,
 };
 use crate::{bad_input, Failure};
 
@@ -82,25 +82,13 @@ fn summary(m: &Mechanism, t: &DynamicTrajectory, name: &str, took: Duration) -> 
             .fold(0.0f64, f64::max),
         None => 0.0,
     };
-    let mut out = format!(
-        "{name}: {} frame(s) from t = {} to {} (step {}, written every {}); largest residual \
-         {worst:.1e}; energy balance within {drift:.1e}; {:.1} ms\n",
-        t.frames.len(),
-        s.start(),
-        t.frames.last().map_or(s.start(), |f| f.time),
-        s.step(),
-        s.output_step(),
-        took.as_secs_f64() * 1e3,
-    );
-    for e in &t.events {
-        let joints: Vec<String> = e.joints.iter().map(|&j| joint_id(m, j)).collect();
-        let _ = write!(out, "  t = {}: {}", e.time, e.message);
-        if !joints.is_empty() {
-            let _ = write!(out, " (joints: {})", joints.join(", "));
-        }
-        out.push('\n');
-    }
-    out
+    let times: Vec<f64> = t.frames.iter().map(|f| f.time).collect();
+    let events = t
+        .events
+        .iter()
+        .map(|e| (e.time, e.joints.as_slice(), e.message.as_str()));
+    let extra = format!("energy balance within {drift:.1e}; ");
+    summary_text(m, (name, s), (&times, worst, &extra), took, events)
 }
 
 const REACTION_COLUMNS: [&str; 6] = ["fx", "fy", "fz", "tx", "ty", "tz"];
