@@ -167,6 +167,36 @@ impl Dynamics {
         Ok(())
     }
 
+    /// Changes gravity (a run carries on with it from its next step).
+    pub fn set_gravity(&mut self, gravity: [f64; 3]) -> Result<(), DynamicsError> {
+        if !gravity.iter().all(|g| g.is_finite()) {
+            return Err(DynamicsError::BadInput(format!(
+                "gravity must be finite, is {gravity:?}"
+            )));
+        }
+        self.gravity = Vector3::from(gravity);
+        Ok(())
+    }
+
+    /// Changes load `index` (in the order added) to `force` and `torque`.
+    pub fn set_load(
+        &mut self,
+        index: usize,
+        force: [f64; 3],
+        torque: [f64; 3],
+    ) -> Result<(), DynamicsError> {
+        if !force.iter().chain(&torque).all(|x| x.is_finite()) {
+            return Err(DynamicsError::BadInput("a load must be finite".into()));
+        }
+        let count = self.loads.len();
+        let load = self.loads.get_mut(index).ok_or_else(|| {
+            DynamicsError::BadInput(format!("no load {index} (there are {count})"))
+        })?;
+        load.force = force;
+        load.torque = torque;
+        Ok(())
+    }
+
     /// The bodies.
     pub fn bodies(&self) -> &[Body] {
         &self.bodies

@@ -143,6 +143,8 @@ pub struct DynamicFrames<'m> {
     /// grounded: dynamics lets the whole float); else the mechanism's are used.
     own: Option<Box<Equations>>,
     dynamics: Dynamics,
+    /// Per load of the assembly, its index among the run's loads.
+    load_index: Vec<Option<usize>>,
     run: Run,
     coordinates: Coordinates,
     times: std::vec::IntoIter<(f64, bool)>,
@@ -223,8 +225,9 @@ fn state_at(m: &Mechanism, system: &System) -> Vec<f64> {
 
 impl Mechanism {
     /// Bodies and forces of the assembly, in model units, one body per free part of
-    /// `system`.
-    fn dynamics_model(&self, system: &System) -> Result<Dynamics, Error> {
+    /// `system`; and per load of the assembly (file order) its index among the run's
+    /// loads (`None`: on a part that does not move).
+    fn dynamics_model(&self, system: &System) -> Result<(Dynamics, Vec<Option<usize>>), Error> {
         let a = &self.assembly;
         let values = a.parameter_values();
         let units = a.units();
@@ -314,10 +317,13 @@ impl Mechanism {
                 })
                 .map_err(|e| Error::Dynamics(format!("spring '{}': {e}", s.id)))?;
         }
+        let mut load_index = Vec::new();
         for l in &forces.loads {
             let Some(&k) = free_index.get(&l.part) else {
-                continue; // a load on a grounded part moves nothing
+                load_index.push(None); // a load on a grounded part moves nothing
+                continue;
             };
+            load_index.push(Some(load_index.iter().flatten().count()));
             let mut force = [0.0; 3];
             let mut torque = [0.0; 3];
             for (x, s) in force.iter_mut().zip(&l.force) {
@@ -353,7 +359,7 @@ impl Mechanism {
                 })
                 .map_err(|e| Error::Dynamics(e.to_string()))?;
         }
-        Ok(dynamics)
+        Ok((dynamics, load_index))
     }
 
     /// The parts' wished initial velocities (tangent, radians), `None` when all rest.
@@ -391,7 +397,7 @@ impl Mechanism {
         };
         let (problem, rates) = equations(this, own.as_deref())?;
         let system = problem.system;
-        let dynamics = this.dynamics_model(system)?;
+        let (dynamics, load_index) = this.dynamics_model(system)?;
         let wished = this.initial_velocities(system);
         // Assemble at the start time, the motions taking part.
         let (mut state, mut params) = match own {
@@ -483,6 +489,7 @@ impl Mechanism {
             mechanism: this,
             own,
             dynamics,
+            load_index,
             run,
             times: settings.run.times().into_iter(),
             last_quaternions,
@@ -538,6 +545,34 @@ fn client_event(system: &tenon_system::System, e: tenon_dynamics::Event) -> Dyna
 }
 
 impl DynamicFrames<'_> {
+    /// Changes gravity (length / time^2) from the next step on: a host pauses between
+    /// frames, changes it, and carries on. The work done so far is integrated with the
+    /// forces in effect at each step's ends.
+    pub fn set_gravity(&mut self, gravity: [f64; 3]) -> Result<(), Error> {
+        self.dynamics
+            .set_gravity(gravity)
+            .map_err(|e| Error::Dynamics(e.to_string()))
+    }
+
+    /// Changes the assembly's load `index` (file order of `forces.loads`) to `force` and
+    /// `torque` (world frame, file units) from the next step on. A load on a part that
+    /// does not move cannot be changed (it acts on nothing).
+    pub fn set_load(
+        &mut self,
+        index: usize,
+        force: [f64; 3],
+        torque: [f64; 3],
+    ) -> Result<(), Error> {
+        let Some(&Some(k)) = self.load_index.get(index) else {
+            return Err(Error::Dynamics(format!(
+                "load {index}: no such load on a moving part"
+            )));
+        };
+        self.dynamics
+            .set_load(k, force, torque)
+            .map_err(|e| Error::Dynamics(e.to_string()))
+    }
+
     /// The current run frame in client terms.
     fn frame(&mut self) -> Result<DynamicFrame, Error> {
         let m = self.mechanism;
