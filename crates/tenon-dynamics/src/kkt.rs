@@ -81,7 +81,7 @@ impl Kkt {
     ) -> bool {
         let near =
             if given.len() <= ALWAYS_CHECK_ROWS || (careful && given.len() <= NEAR_CHECK_ROWS) {
-                crate::start::dependent_rows(jac, given, weights, NEARLY_DEPENDENT)
+                crate::dependence::dependent_rows(jac, given, weights, NEARLY_DEPENDENT)
             } else {
                 Vec::new()
             };

@@ -27,6 +27,7 @@
 mod alpha;
 mod baumgarte;
 mod bodies;
+mod dependence;
 mod error;
 mod forces;
 mod kkt;

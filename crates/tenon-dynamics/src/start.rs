@@ -3,9 +3,8 @@
 //! multipliers.
 //!
 //! - Dependent rows: in the equations' order, a row is dependent when it lies in the
-//!   span of the independent rows before it (the diagnosis's sparse Givens
-//!   factorization, `tenon_solve::dependent_rows`; columns weighted as the solver weighs
-//!   them, relative tolerance [`DEPENDENT`]). Their multipliers are 0 in every solve;
+//!   span of the independent rows before it (module `dependence`; columns weighted as
+//!   the solver weighs them, relative tolerance [`DEPENDENT`]). Their multipliers are 0 in every solve;
 //!   the reactions reported are split by minimum norm (`Run::constraint_forces`).
 //!   Above [`DEPENDENCE_ROWS`] rows the check is skipped and the regularised KKT matrix
 //!   copes.
@@ -24,9 +23,6 @@ use crate::run::{add_transposed, largest, mass_times, times, Event, EventKind, I
 /// A row whose part outside the span of the rows before it is below this fraction of
 /// its norm is dependent.
 pub(crate) const DEPENDENT: f64 = 1e-8;
-/// Up to this many rows, dependent rows are found by dense Gram-Schmidt (`m^2 n`, the
-/// measure the singular-position handling was tuned with); above, by sparse Givens.
-pub(crate) const GRAM_SCHMIDT_ROWS: usize = 100;
 /// Above this many rows, dependent rows are not looked for at the start.
 pub(crate) const DEPENDENCE_ROWS: usize = 200_000;
 /// Refinement rounds of a start solve against the unregularised matrix.
@@ -49,7 +45,7 @@ pub(crate) fn start(
     run.max_residual = largest(&residuals);
     let all: Vec<usize> = (0..run.rows.len()).collect();
     let dependent = if run.rows.len() <= DEPENDENCE_ROWS {
-        dependent_rows(&jac, &all, &run.weights, DEPENDENT)
+        crate::dependence::dependent_rows(&jac, &all, &run.weights, DEPENDENT)
     } else {
         Vec::new()
     };
@@ -211,98 +207,6 @@ pub(crate) fn solve_refined(
         }
     }
     Some((x, y))
-}
-
-/// Which of `jac`'s rows `given` (positions into `given`, ascending) lie within
-/// `tolerance` of the span of the given rows before them (columns divided by `weights`):
-/// up to [`GRAM_SCHMIDT_ROWS`] rows by Gram-Schmidt on dense rows (the residual's
-/// length against the row's), above by the diagnosis's sparse Givens factorization.
-pub(crate) fn dependent_rows(
-    jac: &TangentJacobian,
-    given: &[usize],
-    weights: &[f64],
-    tolerance: f64,
-) -> Vec<usize> {
-    if given.len() <= GRAM_SCHMIDT_ROWS {
-        gram_schmidt_dependent(jac, given, weights, tolerance)
-    } else {
-        givens_dependent(jac, given, weights, tolerance)
-    }
-}
-
-fn givens_dependent(
-    jac: &TangentJacobian,
-    given: &[usize],
-    weights: &[f64],
-    tolerance: f64,
-) -> Vec<usize> {
-    let mut place = vec![usize::MAX; jac.rows];
-    for (k, &r) in given.iter().enumerate() {
-        if let Some(slot) = place.get_mut(r) {
-            *slot = k;
-        }
-    }
-    let mut rows: Vec<Vec<(u32, f64)>> = vec![Vec::new(); given.len()];
-    for &(r, c, v) in &jac.entries {
-        let Some(&k) = place.get(r as usize) else {
-            continue;
-        };
-        if let (Some(row), Some(w)) = (rows.get_mut(k), weights.get(c as usize)) {
-            row.push((c, v / w));
-        }
-    }
-    let mut dependent =
-        tenon_solve::dependent_rows(jac.columns, &rows, tolerance).unwrap_or_default();
-    dependent.sort_unstable();
-    dependent
-}
-
-fn gram_schmidt_dependent(
-    jac: &TangentJacobian,
-    given: &[usize],
-    weights: &[f64],
-    tolerance: f64,
-) -> Vec<usize> {
-    let n = jac.columns;
-    let mut place = vec![usize::MAX; jac.rows];
-    for (k, &r) in given.iter().enumerate() {
-        if let Some(slot) = place.get_mut(r) {
-            *slot = k;
-        }
-    }
-    let mut rows = vec![vec![0.0; n]; given.len()];
-    for &(r, c, v) in &jac.entries {
-        let Some(&k) = place.get(r as usize) else {
-            continue;
-        };
-        if let (Some(row), Some(w)) = (rows.get_mut(k), weights.get(c as usize)) {
-            row[c as usize] += v / w;
-        }
-    }
-    let mut basis: Vec<Vec<f64>> = Vec::new();
-    let mut dependent = Vec::new();
-    for (k, mut row) in rows.into_iter().enumerate() {
-        let norm0 = row.iter().map(|x| x * x).sum::<f64>().sqrt();
-        if norm0 == 0.0 {
-            dependent.push(k);
-            continue;
-        }
-        for _ in 0..2 {
-            for b in &basis {
-                let d: f64 = b.iter().zip(&row).map(|(x, y)| x * y).sum();
-                for (x, y) in row.iter_mut().zip(b) {
-                    *x -= d * y;
-                }
-            }
-        }
-        let norm = row.iter().map(|x| x * x).sum::<f64>().sqrt();
-        if norm <= tolerance * norm0 {
-            dependent.push(k);
-        } else {
-            basis.push(row.into_iter().map(|x| x / norm).collect());
-        }
-    }
-    dependent
 }
 
 /// Every free part's rotations are either resisted by its inertia or held by a joint:

@@ -100,54 +100,110 @@ fn simple_pendulum_a01() {
     }
 }
 
-/// Chrono's double pendulum at t = 1 s, h = 1e-4: link angles and link 2's centre of mass
-/// and its velocity to 1e-6; the joints hold to rounding.
+/// The state of Chrono's double pendulum in a frame: both links' angles and angular
+/// velocities.
+fn double_pendulum_state(f: &DynamicFrame) -> [f64; 4] {
+    let (l1, l2) = (&f.parts[0], &f.parts[1]);
+    [
+        z_angle(l1.quaternion),
+        z_angle(l2.quaternion),
+        l1.angular_velocity[2],
+        l2.angular_velocity[2],
+    ]
+}
+
+/// Chrono's double pendulum at t = 1 s, h = 1e-4, by both methods: link angles and link
+/// 2's centre of mass and its velocity to 1e-6. Chrono's own thresholds at h = 2e-4 over
+/// 1 s: generalized-alpha's RMS state error (angles and angular velocities, every 0.01 s,
+/// against the Runge-Kutta 4 Baumgarte run at 1e-4, itself checked at 1 s above) at most
+/// 1e-3 (seen 8.6e-8), its RMS constraint violation at most 1e-6 (seen 2e-16).
 #[test]
 fn double_pendulum_chrono() {
     let mut m = fixture("double-pendulum.json");
-    let t = run(&mut m, 1.0, 1e-4, 1e-2, DynamicMethod::GeneralizedAlpha);
-    let last = t.frames.last().unwrap();
-    let (l1, l2) = (&last.parts[0], &last.parts[1]);
-    let (a1, a2) = (z_angle(l1.quaternion), z_angle(l2.quaternion));
-    let wrap = |a: f64| {
-        (a + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI
-    };
-    assert!((wrap(a1) + 2.227202839966).abs() < 1e-6, "angle 1 {a1}");
-    assert!((wrap(a2) + 1.489687701108).abs() < 1e-6, "angle 2 {a2}");
-    let (s, c) = a2.sin_cos();
-    let com = [l2.position[0] + 0.5 * c, l2.position[1] + 0.5 * s];
-    let w = l2.angular_velocity[2];
-    let vel = [l2.velocity[0] - w * 0.5 * s, l2.velocity[1] + w * 0.5 * c];
-    assert!((com[0] + 0.569764210469).abs() < 1e-6, "com {com:?}");
-    assert!((com[1] + 1.290546602590).abs() < 1e-6, "com {com:?}");
-    assert!((vel[0] + 3.511984057912).abs() < 1e-6, "velocity {vel:?}");
-    assert!((vel[1] - 1.029854116171).abs() < 1e-6, "velocity {vel:?}");
-    let worst = t.frames.iter().map(|f| f.max_residual).fold(0.0, f64::max);
-    assert!(worst < 1e-10, "constraint violation {worst}");
+    let mut reference = Vec::new();
+    for method in [DynamicMethod::GeneralizedAlpha, DynamicMethod::Baumgarte] {
+        let t = run(&mut m, 1.0, 1e-4, 1e-2, method);
+        let last = t.frames.last().unwrap();
+        let [a1, a2, _, w] = double_pendulum_state(last);
+        let l2 = &last.parts[1];
+        let wrap = |a: f64| {
+            (a + std::f64::consts::PI).rem_euclid(std::f64::consts::TAU) - std::f64::consts::PI
+        };
+        assert!(
+            (wrap(a1) + 2.227202839966).abs() < 1e-6,
+            "{method:?}: angle 1 {a1}"
+        );
+        assert!(
+            (wrap(a2) + 1.489687701108).abs() < 1e-6,
+            "{method:?}: angle 2 {a2}"
+        );
+        let (s, c) = a2.sin_cos();
+        let com = [l2.position[0] + 0.5 * c, l2.position[1] + 0.5 * s];
+        let vel = [l2.velocity[0] - w * 0.5 * s, l2.velocity[1] + w * 0.5 * c];
+        assert!(
+            (com[0] + 0.569764210469).abs() < 1e-6,
+            "{method:?}: com {com:?}"
+        );
+        assert!(
+            (com[1] + 1.290546602590).abs() < 1e-6,
+            "{method:?}: com {com:?}"
+        );
+        assert!(
+            (vel[0] + 3.511984057912).abs() < 1e-6,
+            "{method:?}: velocity {vel:?}"
+        );
+        assert!(
+            (vel[1] - 1.029854116171).abs() < 1e-6,
+            "{method:?}: velocity {vel:?}"
+        );
+        let worst = t.frames.iter().map(|f| f.max_residual).fold(0.0, f64::max);
+        assert!(worst < 1e-9, "{method:?}: constraint violation {worst}");
+        reference = t
+            .frames
+            .iter()
+            .map(double_pendulum_state)
+            .collect::<Vec<_>>();
+    }
+    let t = run(&mut m, 1.0, 2e-4, 1e-2, DynamicMethod::GeneralizedAlpha);
+    assert_eq!(t.frames.len(), reference.len());
+    let mut state = 0.0;
+    let mut violation = 0.0;
+    for (f, r) in t.frames.iter().zip(&reference) {
+        let s = double_pendulum_state(f);
+        state += s.iter().zip(r).map(|(a, b)| (a - b).powi(2)).sum::<f64>() / 4.0;
+        violation += f.max_residual.powi(2);
+    }
+    let frames = t.frames.len() as f64;
+    let (state, violation) = ((state / frames).sqrt(), (violation / frames).sqrt());
+    assert!(state <= 1e-3, "RMS state error {state}");
+    assert!(violation <= 1e-6, "RMS constraint violation {violation}");
 }
 
 /// The seeds' section 5: a payload of 5 kg under a 1e6 kg anchor on a 2 m rod, only the
 /// payload pulled by its weight: the rod holds it with 49.05 N (to 1e-4; the anchor's
-/// own acceleration takes 5e-6 of it); the rod stays 2 m long.
+/// own acceleration takes 5e-6 of it); the rod stays 2 m long; by both methods.
 #[test]
 fn hanging_rod_force() {
     let mut m = fixture("hanging-rod.json");
-    let t = run(&mut m, 1.0, 0.01, 0.01, DynamicMethod::GeneralizedAlpha);
-    for f in &t.frames {
-        let force = f.reactions[0].force;
-        assert!(force[0].abs() < 1e-9 && force[1].abs() < 1e-9);
-        assert!(
-            (force[2] - 49.05).abs() < 1e-4 * 49.05,
-            "rod force {force:?}"
-        );
-        let (a, p) = (f.parts[0].position, f.parts[1].position);
-        let length = ((a[2] - p[2]).powi(2) + (a[0] - p[0]).powi(2)).sqrt();
-        assert!((length - 2.0).abs() < 1e-10, "rod length {length}");
+    for method in [DynamicMethod::GeneralizedAlpha, DynamicMethod::Baumgarte] {
+        let t = run(&mut m, 1.0, 0.01, 0.01, method);
+        for f in &t.frames {
+            let force = f.reactions[0].force;
+            assert!(force[0].abs() < 1e-9 && force[1].abs() < 1e-9);
+            assert!(
+                (force[2] - 49.05).abs() < 1e-4 * 49.05,
+                "rod force {force:?}"
+            );
+            let (a, p) = (f.parts[0].position, f.parts[1].position);
+            let length = ((a[2] - p[2]).powi(2) + (a[0] - p[0]).powi(2)).sqrt();
+            assert!((length - 2.0).abs() < 1e-10, "rod length {length}");
+        }
     }
 }
 
 /// Two free bodies on a horizontal rod fall freely: zero multiplier, `z = -g t^2 / 2`;
-/// nothing is grounded, and none is held (dynamics lets the assembly float).
+/// nothing is grounded, and none is held (dynamics lets the assembly float); by both
+/// methods.
 #[test]
 fn free_fall_with_a_rod() {
     let path = format!(
@@ -155,14 +211,24 @@ fn free_fall_with_a_rod() {
         env!("CARGO_MANIFEST_DIR")
     );
     let mut m = Mechanism::open(path).unwrap();
-    let t = run(&mut m, 1.0, 0.01, 0.1, DynamicMethod::GeneralizedAlpha);
-    let last = t.frames.last().unwrap();
-    assert_eq!(last.parts.len(), 2);
-    for p in &last.parts {
-        assert!((p.position[2] + 4.905).abs() < 1e-9, "{:?}", p.position);
-        assert!((p.velocity[2] + 9.81).abs() < 1e-9, "{:?}", p.velocity);
+    for method in [DynamicMethod::GeneralizedAlpha, DynamicMethod::Baumgarte] {
+        let t = run(&mut m, 1.0, 0.01, 0.1, method);
+        let last = t.frames.last().unwrap();
+        assert_eq!(last.parts.len(), 2);
+        for p in &last.parts {
+            assert!(
+                (p.position[2] + 4.905).abs() < 1e-9,
+                "{method:?}: {:?}",
+                p.position
+            );
+            assert!(
+                (p.velocity[2] + 9.81).abs() < 1e-9,
+                "{method:?}: {:?}",
+                p.velocity
+            );
+        }
+        assert!(last.reactions[0].force.iter().all(|f| f.abs() < 1e-9));
     }
-    assert!(last.reactions[0].force.iter().all(|f| f.abs() < 1e-9));
 }
 
 /// A conical pendulum turning steadily at 30 degrees: the rod's tension is `m g / cos
@@ -677,4 +743,78 @@ fn a_host_changes_a_load_mid_run() {
     assert!((p[1] + 0.5 * 1.0 * 0.25).abs() < 1e-3, "{p:?}");
     assert!((end.parts[0].acceleration[0] - 2.0).abs() < 1e-9);
     assert!(frames.set_gravity([f64::NAN, 0.0, 0.0]).is_err());
+}
+
+/// Andrews' squeezing mechanism (REFERENCES.md section 4; the fixture is written by
+/// `tools/andrews_model.py`): its joints' angles are the test set's coordinates.
+const ANDREWS_ANGLES: [(&str, f64); 7] = [
+    ("O", 15.81077119629904),     // beta
+    ("P", -15.75637105984298),    // Theta
+    ("B", 0.04082224013073101),   // gamma
+    ("H45", -0.5347301163226948), // Phi
+    ("A5", 0.5244099658805304),   // delta
+    ("H67", 0.5347301163226948),  // Omega
+    ("A7", 1.048080741042263),    // epsilon
+];
+
+/// The angles of Andrews' mechanism at the end of a run, each against the reference
+/// (PSIDE at 1e-14) relative to its size, and `beta_dot`'s.
+fn andrews_errors(m: &Mechanism, t: &DynamicTrajectory) -> (f64, f64) {
+    let last = t.frames.last().unwrap();
+    assert_eq!(last.time, 0.03);
+    let mut worst = 0.0f64;
+    for (id, reference) in ANDREWS_ANGLES {
+        let key = m.joint_key(id).unwrap();
+        let value = last.joints.iter().find(|j| j.joint == key).unwrap().value;
+        worst = worst.max((value - reference).abs() / reference.abs());
+    }
+    let beta_dot = last.parts[0].angular_velocity[2];
+    (
+        worst,
+        (beta_dot - 1139.920302151208).abs() / 1139.920302151208,
+    )
+}
+
+/// Andrews' squeezing mechanism (seven bodies, ten revolutes with nine redundant
+/// out-of-plane equations, a stiff spring, a motor torque): the t = 0 accelerations of
+/// one KKT solve to 10 digits; all seven angles at t = 0.03 s to 6 significant digits,
+/// by generalized-alpha at h = 1e-6 (seen 1.9e-7; second order: 4.8e-6 at 5e-6) and by
+/// Baumgarte at h = 1e-5 (seen 2.7e-8); the energy balance (kinetic + spring - the
+/// motor's work) holds.
+#[test]
+fn andrews_squeezing_mechanism() {
+    let mut m = fixture("andrews.json");
+    let t = run(&mut m, 0.03, 1e-6, 1e-3, DynamicMethod::GeneralizedAlpha);
+    let first = &t.frames[0];
+    let beta_ddot = first.parts[0].angular_acceleration[2];
+    let theta_ddot = first.parts[1].angular_acceleration[2] - beta_ddot;
+    assert!(
+        (beta_ddot - 14_222.443_919_954_114).abs() < 1e-10 * 14222.44,
+        "{beta_ddot}"
+    );
+    assert!(
+        (theta_ddot + 10_666.832_939_965_585).abs() < 1e-10 * 10666.83,
+        "{theta_ddot}"
+    );
+    let redundant = t
+        .events
+        .iter()
+        .filter(|e| e.kind == tenon::DynamicEventKind::Redundant)
+        .count();
+    assert_eq!(redundant, 1);
+    let (angles, beta_dot) = andrews_errors(&m, &t);
+    assert!(angles < 5e-7, "angles off by {angles}");
+    assert!(beta_dot < 5e-7, "beta_dot off by {beta_dot}");
+    let e0 = total_energy(first);
+    let worst = t
+        .frames
+        .iter()
+        .map(|f| (total_energy(f) - e0).abs())
+        .fold(0.0, f64::max);
+    assert!(worst < 1e-6 * e0, "energy balance off by {worst} of {e0}");
+
+    let t = run(&mut m, 0.03, 1e-5, 1e-3, DynamicMethod::Baumgarte);
+    let (angles, beta_dot) = andrews_errors(&m, &t);
+    assert!(angles < 5e-7, "Baumgarte: angles off by {angles}");
+    assert!(beta_dot < 5e-7, "Baumgarte: beta_dot off by {beta_dot}");
 }
