@@ -19,8 +19,10 @@
 //! (1 - alpha_m) / (h^2 beta (1 - alpha_f))`, and the iteration matrix, with `y = beta'
 //! dx`, is the KKT matrix `[M J^T; J 0]` itself (right-hand side `[-r; -beta' C]`),
 //! independent of `h`: it is factored once and kept while steps converge with it,
-//! refactored at the current pose when one converges slowly. Stiffness and damping are
-//! left out of it (modified Newton: the residuals are exact, so the answer is too).
+//! refactored at the current pose when one converges slowly. The springs' stiffness and
+//! damping enter its mass block as `K / beta' + gamma / (h beta beta') C` (so it depends
+//! on `h` when there are springs); the rest of the forces' derivatives are left out
+//! (modified Newton: the residuals are exact, so the answer is too).
 
 use crate::error::DynamicsError;
 use crate::run::{add_transposed, largest, mass_times, Inputs, Run, Step};
@@ -162,8 +164,17 @@ impl Run {
             self.iterations += 1;
             if !self.kkt_valid {
                 self.factorizations += 1;
+                // With y = beta' dx: the velocities move by gamma / (h beta beta') y,
+                // the positions by y / beta'.
+                let mut springs = Vec::new();
+                inputs.dynamics.spring_tangent(
+                    &state,
+                    &velocity,
+                    (1.0 / beta_prime, c.gamma / (h * c.beta * beta_prime)),
+                    &mut springs,
+                );
                 self.kkt_valid = self.kkt.factor(
-                    &placed,
+                    (&placed, &springs),
                     n,
                     jac,
                     (&self.active, &self.weights),

@@ -42,7 +42,7 @@ impl Run {
         let jac: TangentJacobian = self.evaluator.jacobian().clone();
         let placed = inputs.dynamics.placed(state);
         self.kkt_valid = self.kkt.factor(
-            &placed,
+            (&placed, &[]),
             n,
             &jac,
             (&self.active, &self.weights),

@@ -298,6 +298,68 @@ impl Dynamics {
         power
     }
 
+    /// The springs' and dampers' part of Newton's iteration matrix, `stiffness * K +
+    /// damping * C` (with `K = -dQ/dq`, `C = -dQ/dv` over the tangent coordinates),
+    /// added to `out` as `(row, column, value)` entries (every entry of each coupled
+    /// 6 x 6 block, zeros too, so the pattern does not change from one factorization to
+    /// the next).
+    ///
+    /// Per spring, with `G_e = [1, -[a_e]x]` mapping a part's tangent velocity to the
+    /// velocity of its end at world arm `a_e`, the blocks are `+-G_e^T S G_f` (`+` for
+    /// the same end) with `S = stiffness (k u u^T + max(T, 0) / L (1 - u u^T)) + damping
+    /// c u u^T`: the line's stiffness, its tension's turning stiffness when it pulls
+    /// (left out when it pushes, which keeps the matrix's mass block positive), and the
+    /// damper along the line. The terms of the arms turning under a force are left out
+    /// (modified Newton: the residuals are exact).
+    pub(crate) fn spring_tangent(
+        &self,
+        state: &[f64],
+        velocity: &[f64],
+        (stiffness, damping): (f64, f64),
+        out: &mut Vec<(u32, u32, f64)>,
+    ) {
+        for s in &self.springs {
+            let ends = [
+                self.end(s.i, state, velocity),
+                self.end(s.j, state, velocity),
+            ];
+            let d = ends[0].point - ends[1].point;
+            let length = d.norm();
+            if length <= f64::MIN_POSITIVE {
+                continue;
+            }
+            let u = d / length;
+            let rate = u.dot(&(ends[0].velocity - ends[1].velocity));
+            let tension = s.stiffness * (length - s.rest_length) + s.damping * rate;
+            let along = u * u.transpose();
+            let matrix = along * (stiffness * s.stiffness + damping * s.damping)
+                + (Matrix3::identity() - along) * (stiffness * tension.max(0.0) / length);
+            for (a, ea) in ends.iter().enumerate() {
+                for (b, eb) in ends.iter().enumerate() {
+                    let (Some(pa), Some(pb)) = (ea.part, eb.part) else {
+                        continue;
+                    };
+                    let sign = if a == b { 1.0 } else { -1.0 };
+                    let (xa, xb) = (ea.arm.cross_matrix(), eb.arm.cross_matrix());
+                    let blocks = [[matrix, -matrix * xb], [xa * matrix, -xa * matrix * xb]];
+                    for (br, row) in blocks.iter().enumerate() {
+                        for (bc, block) in row.iter().enumerate() {
+                            for r in 0..3 {
+                                for c in 0..3 {
+                                    out.push((
+                                        (6 * pa + 3 * br + r) as u32,
+                                        (6 * pb + 3 * bc + c) as u32,
+                                        sign * block[(r, c)],
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Kinetic, gravitational and spring energies at a state (`work` left 0).
     pub(crate) fn energy(&self, placed: &[Placed], state: &[f64], velocity: &[f64]) -> Energy {
         let mut e = Energy::default();
@@ -323,4 +385,115 @@ struct End {
     point: Vector3<f64>,
     arm: Vector3<f64>,
     velocity: Vector3<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The state after moving tangent column `c` by `e` (translations added, rotations
+    /// applied on the left, as the integrator moves).
+    fn moved(state: &[f64], c: usize, e: f64) -> Vec<f64> {
+        let mut s = state.to_vec();
+        let (k, w) = (c / 6, c % 6);
+        if w < 3 {
+            s[7 * k + w] += e;
+        } else {
+            let mut axis = Vector3::zeros();
+            axis[w - 3] = e;
+            let q = UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(
+                s[7 * k + 3],
+                s[7 * k + 4],
+                s[7 * k + 5],
+                s[7 * k + 6],
+            ));
+            let q = UnitQuaternion::from_scaled_axis(axis) * q;
+            s[7 * k + 3..7 * k + 7].copy_from_slice(&[q.w, q.i, q.j, q.k]);
+        }
+        s
+    }
+
+    /// The springs' iteration-matrix blocks against central differences of the applied
+    /// forces: every column of the force rows (and, with the ends at the parts' origins,
+    /// every row) for the stiffness; the damper's `c u u^T` against differences in the
+    /// velocities. A stretched spring between two tilted parts, with off-origin ends.
+    #[test]
+    fn spring_tangent_matches_differences() {
+        for arms in [[0.0; 3], [0.3, -0.2, 0.5]] {
+            let body = Body::new(
+                "b",
+                2.0,
+                [0.0; 3],
+                [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+            )
+            .unwrap();
+            let mut d = Dynamics::new(vec![body.clone(), body], [0.0; 3]).unwrap();
+            d.add_spring(Spring {
+                i: Anchor::Part {
+                    part: 0,
+                    local: arms,
+                },
+                j: Anchor::Part {
+                    part: 1,
+                    local: [-0.1, 0.4, 0.0],
+                },
+                stiffness: 300.0,
+                rest_length: 0.5,
+                damping: 7.0,
+            })
+            .unwrap();
+            let q0 = UnitQuaternion::from_scaled_axis(Vector3::new(0.2, -0.4, 0.7));
+            let q1 = UnitQuaternion::from_scaled_axis(Vector3::new(-0.5, 0.1, 0.3));
+            let state = [
+                0.1, 0.2, -0.3, q0.w, q0.i, q0.j, q0.k, 1.2, -0.4, 0.6, q1.w, q1.i, q1.j, q1.k,
+            ];
+            let rest = [0.0; 12];
+            let forces = |s: &[f64], v: &[f64]| {
+                let mut out = vec![0.0; 12];
+                d.applied(&d.placed(s), s, v, &mut out);
+                out
+            };
+            let dense = |weights: (f64, f64)| {
+                let mut entries = Vec::new();
+                d.spring_tangent(&state, &rest, weights, &mut entries);
+                let mut m = nalgebra::DMatrix::<f64>::zeros(12, 12);
+                for (r, c, v) in entries {
+                    m[(r as usize, c as usize)] += v;
+                }
+                m
+            };
+            let (stiffness, damping) = (dense((1.0, 0.0)), dense((0.0, 1.0)));
+            let e = 1e-6;
+            for c in 0..12 {
+                let (plus, minus) = (
+                    forces(&moved(&state, c, e), &rest),
+                    forces(&moved(&state, c, -e), &rest),
+                );
+                let mut vp = rest;
+                vp[c] = e;
+                let mut vm = rest;
+                vm[c] = -e;
+                let (dp, dm) = (forces(&state, &vp), forces(&state, &vm));
+                for r in 0..12 {
+                    let translation_row = r % 6 < 3;
+                    let k = -(plus[r] - minus[r]) / (2.0 * e);
+                    if translation_row || arms == [0.0; 3] && c % 6 < 3 {
+                        assert!(
+                            (k - stiffness[(r, c)]).abs() < 1e-5 * 300.0,
+                            "arms {arms:?}: K[{r}, {c}] {} by differences {k}",
+                            stiffness[(r, c)]
+                        );
+                    }
+                    let cd = -(dp[r] - dm[r]) / (2.0 * e);
+                    if translation_row {
+                        assert!(
+                            (cd - damping[(r, c)]).abs() < 1e-6 * 7.0,
+                            "arms {arms:?}: C[{r}, {c}] {} by differences {cd}",
+                            damping[(r, c)]
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

@@ -68,12 +68,14 @@ pub(crate) struct Kkt {
 
 impl Kkt {
     /// Factors the matrix of `placed` bodies (one per free part, filling the first
-    /// `6 * placed.len()` of `n` columns) and `jac` restricted to rows `given` (indices
-    /// of `jac`'s rows, in order), less, when `careful` (a step failed nearby), those
-    /// nearly dependent at this pose. `false` if the factorization fails.
+    /// `6 * placed.len()` of `n` columns) plus `extra` entries in that block (the
+    /// springs' stiffness and damping in Newton's iteration matrix; symmetric, both
+    /// triangles given), and `jac` restricted to rows `given` (indices of `jac`'s rows,
+    /// in order), less, when `careful` (a step failed nearby), those nearly dependent at
+    /// this pose. `false` if the factorization fails.
     pub(crate) fn factor(
         &mut self,
-        placed: &[Placed],
+        (placed, extra): (&[Placed], &[(u32, u32, f64)]),
         n: usize,
         jac: &TangentJacobian,
         (given, weights): (&[usize], &[f64]),
@@ -108,6 +110,11 @@ impl Kkt {
                 mass_scale = mass_scale.max(block[(r, r)]);
             }
         }
+        entries.extend(
+            extra
+                .iter()
+                .filter(|&&(r, c, _)| (r as usize) < n && (c as usize) < n),
+        );
         let mut place = vec![usize::MAX; jac.rows];
         for (k, &g) in self.kept.iter().enumerate() {
             if let Some(slot) = given.get(g).and_then(|&r| place.get_mut(r)) {

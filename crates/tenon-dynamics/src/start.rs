@@ -78,7 +78,7 @@ pub(crate) fn start(
     let placed = inputs.dynamics.placed(&run.state);
     check_inertia_held(&placed, &jac, &run.weights)?;
     let mut kkt = Kkt::default();
-    if !kkt.factor(&placed, n, &jac, (&run.active, &run.weights), false) {
+    if !kkt.factor((&placed, &[]), n, &jac, (&run.active, &run.weights), false) {
         return Err(DynamicsError::Start(
             "the KKT matrix could not be factored (a part whose inertia its joints do not \
              make up for?)"
