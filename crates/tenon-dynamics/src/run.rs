@@ -579,6 +579,35 @@ impl Run {
         Ok(out)
     }
 
+    /// This run restarted at its current time from `state` with `params` (every
+    /// equation held there; a host changed a dimension, a mass or a force between
+    /// frames): the velocities kept as far as the equations now allow (projected in the
+    /// kinetic-energy norm, as at a start), accelerations and multipliers anew from one
+    /// KKT solve; the work done and the effort so far carried over. Returns the new run
+    /// and what its start found.
+    pub fn restart(
+        &self,
+        inputs: Inputs<'_>,
+        (state, params): (Vec<f64>, Vec<f64>),
+    ) -> Result<(Run, Vec<Event>), DynamicsError> {
+        let (mut run, events) = Run::new(
+            inputs,
+            (state, params),
+            Some(&self.velocity),
+            self.time,
+            self.settings,
+        )?;
+        run.done_work = self.done_work;
+        run.iterations += self.iterations;
+        run.factorizations += self.factorizations;
+        Ok((run, events))
+    }
+
+    /// Current parameter values (time among them).
+    pub fn params(&self) -> &[f64] {
+        &self.params
+    }
+
     /// Current time.
     pub fn time(&self) -> f64 {
         self.time

@@ -145,6 +145,12 @@ pub struct DynamicFrames<'m> {
     dynamics: Dynamics,
     /// Per load of the assembly, its index among the run's loads.
     load_index: Vec<Option<usize>>,
+    /// The assembly with the parameters changed during the run (`None`: none was).
+    changed: Option<Box<Assembly>>,
+    /// Gravity as the host set it during the run.
+    gravity_set: Option<[f64; 3]>,
+    /// Per run load, the force and torque the host set during the run.
+    loads_set: Vec<Option<([f64; 3], [f64; 3])>>,
     run: Run,
     coordinates: Coordinates,
     times: std::vec::IntoIter<(f64, bool)>,
@@ -227,8 +233,11 @@ impl Mechanism {
     /// Bodies and forces of the assembly, in model units, one body per free part of
     /// `system`; and per load of the assembly (file order) its index among the run's
     /// loads (`None`: on a part that does not move).
-    fn dynamics_model(&self, system: &System) -> Result<(Dynamics, Vec<Option<usize>>), Error> {
-        let a = &self.assembly;
+    fn dynamics_model(
+        &self,
+        a: &Assembly,
+        system: &System,
+    ) -> Result<(Dynamics, Vec<Option<usize>>), Error> {
         let values = a.parameter_values();
         let units = a.units();
         let number = |s: &tenon_model::Scalar, what: &str| -> Result<f64, Error> {
@@ -397,7 +406,7 @@ impl Mechanism {
         };
         let (problem, rates) = equations(this, own.as_deref())?;
         let system = problem.system;
-        let (dynamics, load_index) = this.dynamics_model(system)?;
+        let (dynamics, load_index) = this.dynamics_model(&this.assembly, system)?;
         let wished = this.initial_velocities(system);
         // Assemble at the start time, the motions taking part.
         let (mut state, mut params) = match own {
@@ -489,7 +498,10 @@ impl Mechanism {
             mechanism: this,
             own,
             dynamics,
+            loads_set: vec![None; load_index.iter().flatten().count()],
             load_index,
+            changed: None,
+            gravity_set: None,
             run,
             times: settings.run.times().into_iter(),
             last_quaternions,
@@ -551,7 +563,90 @@ impl DynamicFrames<'_> {
     pub fn set_gravity(&mut self, gravity: [f64; 3]) -> Result<(), Error> {
         self.dynamics
             .set_gravity(gravity)
-            .map_err(|e| Error::Dynamics(e.to_string()))
+            .map_err(|e| Error::Dynamics(e.to_string()))?;
+        self.gravity_set = Some(gravity);
+        Ok(())
+    }
+
+    /// Changes parameter `name` to `value` (file units) between frames, as
+    /// [`Mechanism::set_parameter`] does for a solve: every equation, motion, mass,
+    /// spring and load that reads it (directly or through other parameters) takes the
+    /// new value; gravity and loads the host has set in this run keep the host's values.
+    /// The mechanism re-assembles at the current time (least change from where it is),
+    /// keeps its velocities as far as the joints now allow (projected in the
+    /// kinetic-energy norm, as at a start) and carries on; the energy balance does not
+    /// count the change. The mechanism itself is not changed. An unknown name, a value
+    /// the model refuses (a negative radius) or one the joints cannot hold is an error
+    /// and changes nothing.
+    pub fn set_parameter(&mut self, name: &str, value: f64) -> Result<(), Error> {
+        let m = self.mechanism;
+        if m.assembly.parameters().iter().all(|p| p.name != name) {
+            return Err(Error::UnknownParameter(name.to_string()));
+        }
+        if !value.is_finite() {
+            return Err(Error::NotFinite {
+                what: format!("parameter '{name}'"),
+                value,
+            });
+        }
+        let mut changed = match &self.changed {
+            Some(a) => a.clone(),
+            None => Box::new(m.assembly.clone()),
+        };
+        changed.set_parameter(name, tenon_model::Scalar::Number(value))?;
+        let (problem, rates) = equations(m, self.own.as_deref())?;
+        let system = problem.system;
+        let (mut dynamics, _) = m.dynamics_model(&changed, system)?;
+        let dynamics_error = |e: tenon_dynamics::DynamicsError| Error::Dynamics(e.to_string());
+        if let Some(g) = self.gravity_set {
+            dynamics.set_gravity(g).map_err(dynamics_error)?;
+        }
+        for (k, set) in self.loads_set.iter().enumerate() {
+            if let Some((force, torque)) = set {
+                dynamics
+                    .set_load(k, *force, *torque)
+                    .map_err(dynamics_error)?;
+            }
+        }
+        let mut params = self.run.params().to_vec();
+        let values = changed.parameter_values();
+        for p in changed.parameters() {
+            if let (Some(id), Some(v)) = (system.parameter(&p.name), values.get(&p.name)) {
+                if let Some(slot) = params.get_mut(id.index()) {
+                    *slot = v;
+                }
+            }
+        }
+        let mut state = self.run.state().to_vec();
+        let report = tenon_solve::solve(&problem, &mut state, &mut params, m.run_options())?;
+        if !report.converged {
+            return Err(Error::BadRun(format!(
+                "with parameter '{name}' = {value} the joints and motions cannot all hold at \
+                 t = {} (largest residual {:.3e}); the run goes on as it was",
+                self.run.time(),
+                report.max_residual
+            )));
+        }
+        let inputs = Inputs {
+            problem: &problem,
+            rates,
+            dynamics: &dynamics,
+        };
+        let (run, events) = self
+            .run
+            .restart(inputs, (state, params))
+            .map_err(dynamics_error)?;
+        // The redundant joints were said at the start.
+        self.pending.extend(
+            events
+                .into_iter()
+                .filter(|e| e.kind != DynamicEventKind::Redundant)
+                .map(|e| client_event(system, e)),
+        );
+        self.run = run;
+        self.dynamics = dynamics;
+        self.changed = Some(changed);
+        Ok(())
     }
 
     /// Changes the assembly's load `index` (file order of `forces.loads`) to `force` and
@@ -570,7 +665,11 @@ impl DynamicFrames<'_> {
         };
         self.dynamics
             .set_load(k, force, torque)
-            .map_err(|e| Error::Dynamics(e.to_string()))
+            .map_err(|e| Error::Dynamics(e.to_string()))?;
+        if let Some(slot) = self.loads_set.get_mut(k) {
+            *slot = Some((force, torque));
+        }
+        Ok(())
     }
 
     /// The current run frame in client terms.

@@ -952,3 +952,73 @@ fn crane_truss_of_springs() {
         .fold(0.0f64, |a, b| a.max(b.abs()));
     assert!(worst < 1e-3 * 9.81, "net force {worst}");
 }
+
+/// A host changes parameters mid-run: a damped 2 kg block on a vertical slider hangs
+/// from a spring of stiffness `k` and drags a follower on a horizontal slider by a rod
+/// of length `2 reach` (a distance joint); raising `k` from 50 to 100 N/m moves the
+/// block's rest to `m g / k` below the spring's rest length; `reach` from 1 to 0.75
+/// re-assembles with the rod at 1.5 m and carries on. Unknown names and refused values
+/// are errors that change nothing; the mechanism keeps its own values.
+#[test]
+fn a_host_changes_parameters_mid_run() {
+    let text = r#"{ "format": "tenon-assembly", "version": 1,
+      "units": { "length": "m", "angle": "rad", "mass": "kg", "time": "s" },
+      "parameters": { "k": 50, "reach": 1, "twice": "2 * reach" },
+      "parts": [
+        { "id": "ground", "grounded": true,
+          "markers": { "top": {}, "rail": { "rotation": { "axis": [1, 0, 0], "angle": "-pi / 2" } },
+                       "rail2": { "position": [3, -1, 0], "rotation": { "axis": [0, 1, 0], "angle": "pi / 2" } } } },
+        { "id": "block", "placement": { "position": [0, -1, 0] },
+          "markers": { "hook": {}, "rail": { "rotation": { "axis": [1, 0, 0], "angle": "-pi / 2" } },
+                       "eye": { "position": [1, 0, 0] } },
+          "mass": { "mass": 2, "inertia": [[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]] } },
+        { "id": "follower", "placement": { "position": [3, -1, 0] },
+          "markers": { "eye": {}, "rail": { "rotation": { "axis": [0, 1, 0], "angle": "pi / 2" } } },
+          "mass": { "mass": 1, "inertia": [[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]] } } ],
+      "joints": [
+        { "id": "rail", "type": "slider", "i": { "part": "block", "marker": "rail" },
+          "j": { "part": "ground", "marker": "rail" } },
+        { "id": "rail2", "type": "slider", "i": { "part": "follower", "marker": "rail" },
+          "j": { "part": "ground", "marker": "rail2" } },
+        { "id": "rod", "type": "distance", "distance": "twice", "i": { "part": "follower", "marker": "eye" },
+          "j": { "part": "block", "marker": "eye" } } ],
+      "forces": { "gravity": [0, -9.81, 0],
+        "springs": [ { "id": "s", "i": { "part": "block", "marker": "hook" },
+                       "j": { "part": "ground", "marker": "top" },
+                       "stiffness": "k", "rest_length": 1, "damping": 20 } ] } }"#;
+    let mut m = from_text(text);
+    let mut settings = SimulationSettings::for_assembly(m.model(), None, None).unwrap();
+    settings.run = RunSettings::new(0.0, 20.0, 1e-3, Some(5.0)).unwrap();
+    let mut frames = m.dynamic_frames(settings).unwrap();
+    let rod = |f: &DynamicFrame| {
+        let (b, w) = (f.parts[0].position, f.parts[1].position);
+        (w[0] - (b[0] + 1.0)).hypot(w[1] - b[1])
+    };
+    let (first, _) = frames.next().unwrap().unwrap();
+    assert!((rod(&first) - 2.0).abs() < 1e-12);
+    let (rest, _) = frames.next().unwrap().unwrap();
+    // The follower's rail carries none of the weight: 2 g / 50 below the rest length.
+    let y = rest.parts[0].position[1];
+    assert!((y + 1.0 + 2.0 * 9.81 / 50.0).abs() < 1e-4, "y {y}");
+    assert!(frames.set_parameter("nonesuch", 1.0).is_err());
+    assert!(frames.set_parameter("k", f64::NAN).is_err());
+    frames.set_parameter("k", 100.0).unwrap();
+    let (stiffer, _) = frames.next().unwrap().unwrap();
+    let y = stiffer.parts[0].position[1];
+    assert!((y + 1.0 + 2.0 * 9.81 / 100.0).abs() < 1e-4, "y {y}");
+    // Refused by the model (a distance must be positive): an error, and the run goes on
+    // as it was.
+    let e = frames.set_parameter("reach", 0.0).unwrap_err().to_string();
+    assert!(e.contains("distance"), "{e}");
+    frames.set_parameter("reach", 0.75).unwrap();
+    let (longer, events) = frames.next().unwrap().unwrap();
+    assert!(events.is_empty(), "{events:?}");
+    assert!((rod(&longer) - 1.5).abs() < 1e-10, "rod {}", rod(&longer));
+    assert!(longer.max_residual < 1e-10);
+    // The block's rest does not depend on the rod.
+    let y = longer.parts[0].position[1];
+    assert!((y + 1.0 + 2.0 * 9.81 / 100.0).abs() < 1e-4, "y {y}");
+    drop(frames);
+    // The mechanism keeps its own values.
+    assert_eq!(m.parameter("k"), Some(50.0));
+}
