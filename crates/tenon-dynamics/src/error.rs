@@ -30,4 +30,10 @@ pub enum DynamicsError {
     /// The start could not be made consistent (velocities or accelerations).
     #[error("{0}")]
     Start(String),
+    /// Given coordinate rates (their tags, see `GivenRate`) that cannot hold with the
+    /// joints, the motions and each other; the largest violation.
+    #[error(
+        "the given rates cannot all hold with the joints and motions (largest violation {1:.3e})"
+    )]
+    RatesConflict(Vec<usize>, f64),
 }

@@ -37,4 +37,6 @@ mod start;
 pub use bodies::Body;
 pub use error::DynamicsError;
 pub use forces::{Anchor, Dynamics, Energy, Load, Spring};
-pub use run::{Event, EventKind, Frame, Inputs, Method, Run, Settings, SPLIT_ROWS};
+pub use run::{
+    Event, EventKind, Frame, GivenRate, Inputs, Method, Run, Settings, StartVelocities, SPLIT_ROWS,
+};

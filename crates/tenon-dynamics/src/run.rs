@@ -172,16 +172,38 @@ pub struct Inputs<'a> {
     pub dynamics: &'a Dynamics,
 }
 
+/// A coordinate's speed given at the start: `row . v = value` over the tangent velocity
+/// (`(column, coefficient)` pairs), with the caller's `tag` to name it in an error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GivenRate {
+    /// The coordinate's rate as a row over the tangent velocity.
+    pub row: Vec<(usize, f64)>,
+    /// Its value.
+    pub value: f64,
+    /// The caller's name for it (an index), returned in `RatesConflict`.
+    pub tag: usize,
+}
+
+/// What the start velocities should be: the wished tangent velocity (`None`: at rest)
+/// and coordinate rates that must hold.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StartVelocities<'a> {
+    /// Wished tangent velocity, one per tangent column.
+    pub wished: Option<&'a [f64]>,
+    /// Rates that must hold exactly.
+    pub rates: &'a [GivenRate],
+}
+
 impl Run {
     /// Starts a run at `time` from an assembled `state` (every equation held), with
-    /// `velocity` the wished tangent velocity (`None`: at rest), projected onto the
-    /// equations' velocities in the kinetic-energy norm; the accelerations and
-    /// multipliers at the start from one KKT solve. Returns the run and what was found
-    /// at the start.
+    /// the wished tangent velocity of `velocity` projected in the kinetic-energy norm
+    /// onto the velocities that satisfy every equation and its given rates; the
+    /// accelerations and multipliers at the start from one KKT solve. Returns the run
+    /// and what was found at the start.
     pub fn new(
         inputs: Inputs<'_>,
         (state, mut params): (Vec<f64>, Vec<f64>),
-        velocity: Option<&[f64]>,
+        velocity: StartVelocities<'_>,
         time: f64,
         settings: Settings,
     ) -> Result<(Run, Vec<Event>), DynamicsError> {
@@ -593,7 +615,10 @@ impl Run {
         let (mut run, events) = Run::new(
             inputs,
             (state, params),
-            Some(&self.velocity),
+            StartVelocities {
+                wished: Some(&self.velocity),
+                rates: &[],
+            },
             self.time,
             self.settings,
         )?;

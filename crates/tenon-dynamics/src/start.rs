@@ -18,7 +18,10 @@ use tenon_system::TangentJacobian;
 use crate::bodies::Placed;
 use crate::error::DynamicsError;
 use crate::kkt::Kkt;
-use crate::run::{add_transposed, largest, mass_times, times, Event, EventKind, Inputs, Run};
+use crate::run::{
+    add_transposed, largest, mass_times, times, Event, EventKind, GivenRate, Inputs, Run,
+    StartVelocities,
+};
 
 /// A row whose part outside the span of the rows before it is below this fraction of
 /// its norm is dependent.
@@ -34,7 +37,7 @@ const VELOCITY_CHECK: f64 = 1e-6;
 pub(crate) fn start(
     run: &mut Run,
     inputs: Inputs<'_>,
-    wished: Option<&[f64]>,
+    given: StartVelocities<'_>,
 ) -> Result<Vec<Event>, DynamicsError> {
     let problem = inputs.problem;
     let system = problem.system;
@@ -90,7 +93,7 @@ pub(crate) fn start(
         .rates
         .velocity_rhs(&mut run.work, (&run.state, &run.params))?
         .to_vec();
-    let wished = match wished {
+    let wished = match given.wished {
         Some(w) if w.len() == n => w.to_vec(),
         Some(w) => {
             return Err(DynamicsError::BadInput(format!(
@@ -101,12 +104,17 @@ pub(crate) fn start(
         None => vec![0.0; n],
     };
     let top = mass_times(&placed, &wished);
-    let (velocity, _) = solve_refined(
-        &kkt,
-        (&placed, &jac, &run.active),
-        &top,
-        &pick(&velocity_rhs, &run.active),
-    )
+    let velocity = if given.rates.is_empty() {
+        solve_refined(
+            &kkt,
+            (&placed, &jac, &run.active),
+            &top,
+            &pick(&velocity_rhs, &run.active),
+        )
+        .map(|(v, _)| v)
+    } else {
+        with_rates(run, (&placed, &jac), (&top, &velocity_rhs), given.rates)?
+    }
     .ok_or_else(|| DynamicsError::Start("the start velocities could not be solved".into()))?;
     let violation = times(&jac, &velocity)
         .iter()
@@ -139,6 +147,100 @@ pub(crate) fn start(
     run.kkt = kkt;
     run.kkt_valid = true;
     Ok(events)
+}
+
+/// Above this many given rates, a conflict names the rates that do not hold but not
+/// the ones they conflict with (found by leaving each out in turn).
+const PARTNER_SEARCH_RATES: usize = 32;
+
+/// The start velocities with given coordinate rates as further rows of the velocity
+/// equations: rates that depend on the joints' rows (a rate given for a driven
+/// coordinate) are left out of the solve and checked after it, with the others; any
+/// that does not hold is a `RatesConflict` naming it and the rates it conflicts with
+/// (those whose leaving out lets it hold).
+fn with_rates(
+    run: &Run,
+    (placed, jac): (&[Placed], &TangentJacobian),
+    (top, velocity_rhs): (&[f64], &[f64]),
+    rates: &[GivenRate],
+) -> Result<Option<Vec<f64>>, DynamicsError> {
+    let n = jac.columns;
+    let mut all = jac.clone();
+    all.rows = jac.rows + rates.len();
+    let mut rhs = velocity_rhs.to_vec();
+    for (k, rate) in rates.iter().enumerate() {
+        for &(c, v) in &rate.row {
+            if c >= n || !v.is_finite() {
+                return Err(DynamicsError::BadInput(format!(
+                    "a given rate's row has column {c} of {n} or a value that is not finite"
+                )));
+            }
+            all.entries.push(((jac.rows + k) as u32, c as u32, v));
+        }
+        rhs.push(rate.value);
+    }
+    // The velocities with the joints' rows and the rates `used` (independent ones).
+    let solve = |used: &[usize]| -> Option<Vec<f64>> {
+        let mut active = run.active.clone();
+        active.extend(used.iter().map(|k| jac.rows + k));
+        let dependent = crate::dependence::dependent_rows(&all, &active, &run.weights, DEPENDENT);
+        let active: Vec<usize> = active
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| dependent.binary_search(k).is_err())
+            .map(|(_, &r)| r)
+            .collect();
+        let mut kkt = Kkt::default();
+        if !kkt.factor((placed, &[]), n, &all, (&active, &run.weights), false) {
+            return None;
+        }
+        solve_refined(&kkt, (placed, &all, &active), top, &pick(&rhs, &active)).map(|(v, _)| v)
+    };
+    let every: Vec<usize> = (0..rates.len()).collect();
+    let Some(velocity) = solve(&every) else {
+        return Ok(None);
+    };
+    let scale = largest(&rhs).max(largest(&velocity)).max(1.0);
+    let violations = |v: &[f64]| -> Vec<f64> {
+        times(&all, v)
+            .iter()
+            .zip(&rhs)
+            .map(|(a, b)| (a - b).abs())
+            .collect()
+    };
+    let violation = violations(&velocity);
+    let worst = violation.iter().fold(0.0f64, |a, &b| a.max(b));
+    if worst <= VELOCITY_CHECK * scale {
+        return Ok(Some(velocity));
+    }
+    let broken = |k: usize| violation[jac.rows + k] > VELOCITY_CHECK * scale;
+    if (0..jac.rows).any(|k| violation[k] > VELOCITY_CHECK * scale) {
+        // A joint's row gave way: every rate takes part.
+        return Err(DynamicsError::RatesConflict(
+            rates.iter().map(|r| r.tag).collect(),
+            worst,
+        ));
+    }
+    let mut named: Vec<usize> = (0..rates.len()).filter(|&k| broken(k)).collect();
+    if rates.len() <= PARTNER_SEARCH_RATES {
+        for other in (0..rates.len()).filter(|&k| !broken(k)) {
+            let without: Vec<usize> = every.iter().copied().filter(|&k| k != other).collect();
+            let frees = solve(&without).is_some_and(|v| {
+                let w = violations(&v);
+                (0..rates.len())
+                    .filter(|&k| k != other && broken(k))
+                    .any(|k| w[jac.rows + k] <= VELOCITY_CHECK * scale)
+            });
+            if frees {
+                named.push(other);
+            }
+        }
+    }
+    named.sort_unstable();
+    Err(DynamicsError::RatesConflict(
+        named.iter().map(|&k| rates[k].tag).collect(),
+        worst,
+    ))
 }
 
 /// Accelerations and multipliers (per run row) at the run's state and velocity.

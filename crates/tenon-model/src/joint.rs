@@ -412,6 +412,23 @@ pub struct Limits {
     pub distance: Option<Range>,
 }
 
+/// Initial speeds of a joint's free coordinates (dynamics; angle / time, length / time),
+/// measured as their driving values are.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JointRate {
+    /// Rate of the angle of `x_i` from `x_j` about `z_j`.
+    pub angle: Option<Scalar>,
+    /// Rate of the distance of `O_i` from `O_j` along `z_j`.
+    pub distance: Option<Scalar>,
+}
+
+impl JointRate {
+    /// True when no rate is given.
+    pub fn is_empty(&self) -> bool {
+        self.angle.is_none() && self.distance.is_none()
+    }
+}
+
 /// A joint between two markers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Joint {
@@ -433,6 +450,8 @@ pub struct Joint {
     pub profile_i: Option<CamProfile>,
     /// Limits on free coordinates.
     pub limits: Limits,
+    /// Initial speeds of free coordinates (dynamics).
+    pub rate: JointRate,
     /// Data for other programs, kept as given.
     pub extra: Option<crate::Extra>,
 }

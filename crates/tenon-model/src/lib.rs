@@ -52,8 +52,8 @@ pub use assembly::{
 };
 pub use error::{ModelError, Place};
 pub use joint::{
-    CamProfile, Field, FieldUse, Joint, JointType, Limits, MarkerRef, MarkerSpec, Range, Rule,
-    MAX_PROFILE_POINTS,
+    CamProfile, Field, FieldUse, Joint, JointRate, JointType, Limits, MarkerRef, MarkerSpec, Range,
+    Rule, MAX_PROFILE_POINTS,
 };
 pub use json::{read_json, write_json, FORMAT_NAME, FORMAT_VERSION};
 pub use placement::{

@@ -319,7 +319,30 @@ pub(crate) fn joint(j: &Joint, n: Numbers<'_>) -> Checked {
             (false, None) => {}
         }
     }
-    limits(j, &j.limits, n).map_err(|e| e.under("limits"))
+    limits(j, &j.limits, n).map_err(|e| e.under("limits"))?;
+    rate(j, n).map_err(|e| e.under("rate"))
+}
+
+/// A rate is given for a free coordinate and evaluates (without time).
+fn rate(j: &Joint, n: Numbers<'_>) -> Checked {
+    for (field, given) in [
+        (Field::Angle, &j.rate.angle),
+        (Field::Distance, &j.rate.distance),
+    ] {
+        let Some(s) = given else { continue };
+        if !j.joint_type.has_free(field) {
+            return Err(Invalid::new(
+                field.key(),
+                format!(
+                    "a {} joint has no free {} to give a rate for",
+                    j.joint_type.name(),
+                    field.key()
+                ),
+            ));
+        }
+        n.eval(s, format_args!("{}", field.key()), None)?;
+    }
+    Ok(())
 }
 
 /// A closed profile: a positive radius, 3 to [`MAX_PROFILE_POINTS`] positive radii, or

@@ -61,10 +61,10 @@ const EVERYTHING: &str = r#"{
   "joints": [
     { "id": "hinge", "type": "revolute", "i": { "part": "a b/c ü", "marker": "m 1" },
       "j": { "part": "ground", "marker": "o" }, "angle": "turn / 8",
-      "limits": { "angle": [-1, 1] } },
+      "limits": { "angle": [-1, 1] }, "rate": { "angle": "turn" } },
     { "id": "screw", "type": "screw", "i": { "part": "a b/c ü", "marker": "m2" },
       "j": { "part": "ground", "position": [1, 0, 0], "rotation": { "axis": [1, 0, 0], "angle": 0.5 } },
-      "pitch": 0.01, "suppressed": true },
+      "pitch": 0.01, "suppressed": true, "rate": { "angle": 1, "distance": "half" } },
     { "id": "gears", "type": "gear", "i": { "part": "cam", "marker": "c" }, "j": { "part": "ground", "marker": "top" },
       "radius_i": 1, "radius_j": "L" },
     { "id": "follow", "type": "cam", "i": { "part": "a b/c ü", "marker": "m2" }, "j": { "part": "cam", "marker": "c" },

@@ -225,6 +225,7 @@ fn two_parts(t: JointType, p: &Poses, relative: &Isometry3<f64>) -> Assembly {
         profile,
         profile_i: profile_i(t),
         limits: Limits::default(),
+        rate: Default::default(),
         extra: None,
     })
     .unwrap();

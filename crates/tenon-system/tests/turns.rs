@@ -31,6 +31,7 @@ fn joint(id: &str, t: JointType, i: MarkerRef, j: MarkerRef, fields: &[(Field, f
         profile: None,
         profile_i: None,
         limits: Limits::default(),
+        rate: Default::default(),
         extra: None,
     }
 }

@@ -7,7 +7,9 @@
 //! integrates from there. Forces, torques and energies are in the units derived from the
 //! file's (with mm and kg: kg mm/s^2 and kg mm^2/s^2); nothing is converted to SI.
 
-use tenon_dynamics::{Anchor, Body, Dynamics, Inputs, Method, Run, Settings};
+use tenon_dynamics::{
+    Anchor, Body, Dynamics, GivenRate, Inputs, Method, Run, Settings, StartVelocities,
+};
 use tenon_model::{Assembly, Coordinate, JointKey, MarkerSpec, PartKey};
 use tenon_solve::Problem;
 use tenon_system::{Compiled, Owner, RateTape, System, STATE_PER_PART, TANGENT_PER_PART};
@@ -392,6 +394,80 @@ impl Mechanism {
         any.then_some(out)
     }
 
+    /// The joints' given start rates (`rate` fields) as rows over `system`'s tangent
+    /// velocity at `state`, each tagged with its position in the joints returned.
+    fn given_rates(
+        &self,
+        system: &System,
+        state: &[f64],
+        coordinates: &Coordinates,
+    ) -> Result<(Vec<GivenRate>, Vec<JointKey>), Error> {
+        let a = &self.assembly;
+        let values = a.parameter_values();
+        let free: std::collections::HashMap<PartKey, usize> = system
+            .free_parts()
+            .iter()
+            .enumerate()
+            .map(|(k, f)| (f.part, k))
+            .collect();
+        let pose_of = |part: PartKey| match free.get(&part) {
+            Some(&k) => {
+                let q = quaternion_at(state, k);
+                let at = STATE_PER_PART * k;
+                let position = [0, 1, 2].map(|c| state.get(at + c).copied().unwrap_or(0.0));
+                (
+                    tenon_model::Pose {
+                        position,
+                        quaternion: q,
+                    },
+                    Some(k),
+                )
+            }
+            None => (
+                self.placement_of(part)
+                    .unwrap_or(tenon_model::Pose::IDENTITY),
+                None,
+            ),
+        };
+        let mut given = Vec::new();
+        let mut joints = Vec::new();
+        for (key, joint) in a
+            .joints()
+            .filter(|(_, j)| !j.suppressed && !j.rate.is_empty())
+        {
+            for (coordinate, scalar, per_unit) in [
+                (
+                    Coordinate::Angle,
+                    &joint.rate.angle,
+                    a.units().angle.radians(),
+                ),
+                (Coordinate::Distance, &joint.rate.distance, 1.0),
+            ] {
+                let Some(scalar) = scalar else { continue };
+                let value = values.value_of(scalar).ok_or_else(|| Error::NotFinite {
+                    what: format!("joint '{}' rate", joint.id),
+                    value: f64::NAN,
+                })?;
+                let row = coordinates
+                    .rate_row(key, coordinate, pose_of)
+                    .ok_or_else(|| {
+                        Error::Dynamics(format!(
+                            "joint '{}': no free {} to give a rate for",
+                            joint.id,
+                            coordinate.field().key()
+                        ))
+                    })?;
+                given.push(GivenRate {
+                    row,
+                    value: value * per_unit,
+                    tag: joints.len(),
+                });
+            }
+            joints.push(key);
+        }
+        Ok((given, joints))
+    }
+
     /// Runs the dynamics from the current pose over `settings`, one frame at a time. The
     /// mechanism itself does not move.
     pub fn dynamic_frames(
@@ -433,14 +509,33 @@ impl Mechanism {
             rates,
             dynamics: &dynamics,
         };
+        let coordinates = Coordinates::new(this);
+        let (given, given_joints) = this.given_rates(system, &state, &coordinates)?;
         let (run, events) = Run::new(
             inputs,
             (state, params),
-            wished.as_deref(),
+            StartVelocities {
+                wished: wished.as_deref(),
+                rates: &given,
+            },
             settings.run.start(),
             settings.integration,
         )
         .map_err(|e| match e {
+            tenon_dynamics::DynamicsError::RatesConflict(tags, worst) => {
+                let mut names: Vec<String> = tags
+                    .iter()
+                    .filter_map(|&t| given_joints.get(t))
+                    .filter_map(|&j| this.joint_id(j))
+                    .map(|id| format!("'{id}'"))
+                    .collect();
+                names.dedup();
+                Error::Dynamics(format!(
+                    "the rates given for joint(s) {} cannot hold with the other joints, \
+                     motions and rates (largest violation {worst:.3e})",
+                    names.join(", ")
+                ))
+            }
             tenon_dynamics::DynamicsError::SingularPart(k) => {
                 let id = system
                     .free_parts()
@@ -492,7 +587,6 @@ impl Mechanism {
             .into_iter()
             .map(|e| client_event(system, e))
             .collect();
-        let coordinates = Coordinates::new(this);
         Ok(DynamicFrames {
             coordinates,
             mechanism: this,

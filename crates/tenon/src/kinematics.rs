@@ -614,6 +614,55 @@ impl Coordinates {
     }
 }
 
+impl Coordinates {
+    /// The rate of `joint`'s `coordinate` as a row over the tangent velocity (radians
+    /// for angles), at part poses `pose_of` (each part's pose and, for a free part, its
+    /// index among the free parts: columns `6 k .. 6 k + 6`, origin velocity then
+    /// angular velocity). `None` when the joint has no such tracked coordinate.
+    pub(crate) fn rate_row(
+        &self,
+        joint: JointKey,
+        coordinate: tenon_model::Coordinate,
+        pose_of: impl Fn(PartKey) -> (tenon_model::Pose, Option<usize>),
+    ) -> Option<Vec<(usize, f64)>> {
+        let t = self
+            .tracked
+            .iter()
+            .find(|t| t.joint == joint && t.coordinate == coordinate)?;
+        let ((pi, ki), (pj, kj)) = (pose_of(t.i.0), pose_of(t.j.0));
+        let (oi, _) = axes(&pi.compose(&t.i.1));
+        let (oj, aj) = axes(&pj.compose(&t.j.1));
+        let z = aj[2];
+        // Per side: the coefficients of its part's origin velocity and angular velocity.
+        let (linear_i, angular_i, linear_j, angular_j) = match coordinate {
+            tenon_model::Coordinate::Angle => ([0.0; 3], z, [0.0; 3], z.map(|x| -x)),
+            tenon_model::Coordinate::Distance => {
+                // (v_i + w_i x a_i - v_j - w_j x a_j) . z + d . (w_j x z), with
+                // (w x a) . z = w . (a x z) and d . (w x z) = w . (z x d).
+                let arm_i: [f64; 3] = std::array::from_fn(|k| oi[k] - pi.position[k]);
+                let arm_j: [f64; 3] = std::array::from_fn(|k| oj[k] - pj.position[k]);
+                let d: [f64; 3] = std::array::from_fn(|k| oi[k] - oj[k]);
+                let (ai, aj_z, zd) = (cross(arm_i, z), cross(arm_j, z), cross(z, d));
+                (
+                    z,
+                    ai,
+                    z.map(|x| -x),
+                    std::array::from_fn(|k| zd[k] - aj_z[k]),
+                )
+            }
+        };
+        let mut row = Vec::new();
+        for (k, linear, angular) in [(ki, linear_i, angular_i), (kj, linear_j, angular_j)] {
+            let Some(k) = k else { continue };
+            for c in 0..3 {
+                row.push((TANGENT_PER_PART * k + c, linear[c]));
+                row.push((TANGENT_PER_PART * k + 3 + c, angular[c]));
+            }
+        }
+        Some(row)
+    }
+}
+
 /// The coordinate's raw value at part poses `pi`, `pj`: the angle of `x_i` from `x_j`
 /// about `z_j` in `(-pi, pi]`, or the distance `(O_i - O_j) . z_j`.
 fn raw_value(t: &Tracked, pi: tenon_model::Pose, pj: tenon_model::Pose) -> f64 {

@@ -59,7 +59,7 @@
 //! let joint = tenon::Joint {
 //!     id: "d".into(), joint_type: tenon::JointType::Distance, i: end(slide), j: end(ground),
 //!     suppressed: false, fields: vec![], profile: None, profile_i: None,
-//!     limits: Default::default(), extra: None,
+//!     limits: Default::default(), rate: Default::default(), extra: None,
 //! };
 //! let err = m.add_joint(joint).unwrap_err();
 //! assert_eq!(err.to_string(), "<input>: joint 'd': a distance joint needs 'distance'");
@@ -91,9 +91,9 @@ pub use report::{ClusterReport, Constraint, Grounding, Phase, Report, Unsatisfie
 // The model: what a host builds in code, and what reports refer to.
 pub use tenon_model::{
     read_asmt, read_asmt_time_series, read_json, write_json, AsmtTimeSeries, Assembly, CamProfile,
-    Coordinate, Field, Forces, Joint, JointKey, JointType, Limits, Load, MarkerRef, MarkerSpec,
-    Mass, ModelError, Motion as DrivenMotion, Parameter, Part, PartKey, PartRates, Place,
-    Placement, Pose, Range, Rotation, Scalar, Simulation, Spring, Units,
+    Coordinate, Field, Forces, Joint, JointKey, JointRate, JointType, Limits, Load, MarkerRef,
+    MarkerSpec, Mass, ModelError, Motion as DrivenMotion, Parameter, Part, PartKey, PartRates,
+    Place, Placement, Pose, Range, Rotation, Scalar, Simulation, Spring, Units,
 };
 // The solver's options and diagnosis types.
 pub use tenon_solve::{

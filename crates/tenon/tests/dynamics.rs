@@ -1022,3 +1022,85 @@ fn a_host_changes_parameters_mid_run() {
     // The mechanism keeps its own values.
     assert_eq!(m.parameter("k"), Some(50.0));
 }
+
+/// Joints' `rate` fields start a run: a pendulum hanging at rest given 90 deg/s on its
+/// pin (a file in degrees) starts turning at exactly that; a block on a slider given 2
+/// m/s starts at 2 m/s along the rail however its part velocity says otherwise (the
+/// rate holds, the part velocity is the wish nearest to it). Rates that cannot hold
+/// (two that contradict each other through the joints, or one against a motion) are an
+/// error naming the joints; a rate on a joint with no such free coordinate is refused
+/// when the file is read, naming the place.
+#[test]
+fn joint_rates_start_a_run() {
+    let pendulum = r#"{ "format": "tenon-assembly", "version": 1,
+      "units": { "length": "m", "angle": "deg", "mass": "kg", "time": "s" },
+      "parts": [ { "id": "ground", "grounded": true, "markers": { "o": {} } },
+        { "id": "bob", "placement": { "rotation": { "axis": [0, 0, 1], "angle": -90 } },
+          "markers": { "o": {} },
+          "mass": { "mass": 1, "center_of_mass": [1, 0, 0],
+                    "inertia": [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.01]] } } ],
+      "joints": [ { "id": "pin", "type": "revolute", "rate": { "angle": 90 },
+                    "i": { "part": "bob", "marker": "o" }, "j": { "part": "ground", "marker": "o" } } ],
+      "forces": { "gravity": [0, -9.81, 0] } }"#;
+    let mut m = from_text(pendulum);
+    let t = run(&mut m, 0.1, 1e-3, 0.1, DynamicMethod::GeneralizedAlpha);
+    let w = t.frames[0].parts[0].angular_velocity;
+    assert!((w[2] - 90.0).abs() < 1e-9, "{w:?}");
+    let pin = t.frames[0].joints[0];
+    assert!((pin.rate - 90.0).abs() < 1e-9, "{pin:?}");
+
+    let block = |rate: &str, motion: &str| {
+        format!(
+            r#"{{ "format": "tenon-assembly", "version": 1,
+              "units": {{ "length": "m", "angle": "rad", "mass": "kg", "time": "s" }},
+              "parts": [ {{ "id": "ground", "grounded": true,
+                  "markers": {{ "rail": {{ "rotation": {{ "axis": [0, 1, 0], "angle": "pi / 2" }} }} }} }},
+                {{ "id": "block", "velocity": {{ "linear": [0, 5, 0], "angular": [0, 0, 0] }},
+                  "markers": {{ "rail": {{ "rotation": {{ "axis": [0, 1, 0], "angle": "pi / 2" }} }} }},
+                  "mass": {{ "mass": 2, "inertia": [[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]] }} }} ],
+              "joints": [ {{ "id": "rail", "type": "slider", {rate}
+                  "i": {{ "part": "block", "marker": "rail" }}, "j": {{ "part": "ground", "marker": "rail" }} }} ],
+              "motions": [ {motion} ] }}"#
+        )
+    };
+    let mut m = from_text(&block(r#""rate": { "distance": 2 },"#, ""));
+    let t = run(&mut m, 0.5, 1e-3, 0.5, DynamicMethod::GeneralizedAlpha);
+    for f in &t.frames {
+        let v = f.parts[0].velocity;
+        assert!((v[0] - 2.0).abs() < 1e-9 && v[1].abs() < 1e-12, "{v:?}");
+    }
+    assert!((t.frames[1].parts[0].position[0] - 1.0).abs() < 1e-9);
+    // A motion driving the rail at 3 m/s: a rate of 3 agrees, a rate of 2 cannot hold.
+    let motion = r#"{ "joint": "rail", "distance": "3 * t" }"#;
+    let mut m = from_text(&block(r#""rate": { "distance": 3 },"#, motion));
+    run(&mut m, 0.1, 1e-3, 0.1, DynamicMethod::GeneralizedAlpha);
+    let mut m = from_text(&block(r#""rate": { "distance": 2 },"#, motion));
+    let settings = SimulationSettings::for_assembly(m.model(), None, None).unwrap();
+    let e = m.simulate(settings).unwrap_err().to_string();
+    assert!(e.contains("'rail'") && e.contains("cannot hold"), "{e}");
+    // A slider has no free angle.
+    let e = Mechanism::from_json(&block(r#""rate": { "angle": 2 },"#, ""), None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("joints[0].rate.angle") && e.contains("no free angle"),
+        "{e}"
+    );
+
+    // A four-bar (one freedom): rates on the crank and the rocker that disagree.
+    let text = std::fs::read_to_string(format!(
+        "{}/../../fixtures/dynamics/four-bar-a02-nonredundant.json",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["joints"][0]["rate"] = serde_json::json!({ "angle": -1.0 });
+    let mut m = Mechanism::from_json(&v.to_string(), None).unwrap();
+    let t = run(&mut m, 0.01, 1e-3, 0.01, DynamicMethod::GeneralizedAlpha);
+    assert!((t.frames[0].parts[0].angular_velocity[2] + 1.0).abs() < 1e-9);
+    v["joints"][1]["rate"] = serde_json::json!({ "angle": -2.0 });
+    let mut m = Mechanism::from_json(&v.to_string(), None).unwrap();
+    let settings = SimulationSettings::for_assembly(m.model(), None, None).unwrap();
+    let e = m.simulate(settings).unwrap_err().to_string();
+    assert!(e.contains("'pivot0'") && e.contains("'pivot1'"), "{e}");
+}

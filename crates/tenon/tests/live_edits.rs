@@ -116,6 +116,7 @@ fn edits_on_a_live_mechanism_match_the_same_edits_made_in_the_file() {
         profile: None,
         profile_i: None,
         limits: Limits::default(),
+        rate: Default::default(),
         extra: None,
     })
     .unwrap();
@@ -226,6 +227,7 @@ fn link(tip: Scalar) -> Assembly {
         profile: None,
         profile_i: None,
         limits: Limits::default(),
+        rate: Default::default(),
         extra: None,
     })
     .unwrap();

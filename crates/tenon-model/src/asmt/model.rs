@@ -509,6 +509,7 @@ impl<'a> Reader<'_, 'a> {
             profile: None,
             profile_i: None,
             limits: Limits::default(),
+            rate: Default::default(),
             extra: None,
         };
         let mut extra = serde_json::Map::new();

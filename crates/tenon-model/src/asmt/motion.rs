@@ -283,6 +283,7 @@ impl<'a> Reader<'_, 'a> {
             profile: None,
             profile_i: None,
             limits: Limits::default(),
+            rate: Default::default(),
             extra: Some(Extra::from_value(
                 &json!({ "asmt": { "GeneralMotion": self.raw_block(m) } }),
             )),

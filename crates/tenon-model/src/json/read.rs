@@ -17,7 +17,9 @@ use crate::assembly::{
     Part, PartKey, PartVelocity, Simulation, Spring,
 };
 use crate::error::{ModelError, Place};
-use crate::joint::{CamProfile, Field, Joint, JointType, Limits, MarkerRef, MarkerSpec, Range};
+use crate::joint::{
+    CamProfile, Field, Joint, JointRate, JointType, Limits, MarkerRef, MarkerSpec, Range,
+};
 use crate::placement::{Placement, Rotation};
 use crate::scalar::{
     AngleUnit, LengthUnit, MassUnit, Parameter, ParameterValues, Scalar, TimeUnit, Units,
@@ -489,6 +491,10 @@ fn read_joint(v: &Value, path: &str, assembly: &Assembly) -> Result<Joint> {
         Some(v) => read_limits(v, &o.at("limits"))?,
         None => Limits::default(),
     };
+    let rate = match o.get("rate") {
+        Some(v) => read_rate(v, &o.at("rate"))?,
+        None => JointRate::default(),
+    };
     let extra = o.extra();
     o.finish()?;
     Ok(Joint {
@@ -501,8 +507,22 @@ fn read_joint(v: &Value, path: &str, assembly: &Assembly) -> Result<Joint> {
         profile,
         profile_i,
         limits,
+        rate,
         extra,
     })
+}
+
+fn read_rate(v: &Value, path: &str) -> Result<JointRate> {
+    let mut o = Obj::new(v, path.to_string())?;
+    let mut rate = JointRate::default();
+    if let Some(v) = o.get("angle") {
+        rate.angle = Some(scalar_syntax(v, &o.at("angle"))?);
+    }
+    if let Some(v) = o.get("distance") {
+        rate.distance = Some(scalar_syntax(v, &o.at("distance"))?);
+    }
+    o.finish()?;
+    Ok(rate)
 }
 
 fn read_profile(v: &Value, path: &str) -> Result<CamProfile> {

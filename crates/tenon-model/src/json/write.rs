@@ -316,6 +316,16 @@ fn joint(assembly: &Assembly, j: &Joint) -> Value {
     if !limits.is_empty() {
         map.insert("limits".into(), Value::Object(limits));
     }
+    let mut rate = Map::new();
+    if let Some(a) = &j.rate.angle {
+        rate.insert("angle".into(), scalar(a));
+    }
+    if let Some(d) = &j.rate.distance {
+        rate.insert("distance".into(), scalar(d));
+    }
+    if !rate.is_empty() {
+        map.insert("rate".into(), Value::Object(rate));
+    }
     Value::Object(map)
 }
 
