@@ -4,12 +4,9 @@
 use std::path::Path;
 
 use anyhow::anyhow;
-use serde_json::{json, Value};
-use tenon::{Assembly, ClusterDiagnosis, Diagnosis, JointKey, Motion, PartKey, Report, Status};
+use tenon::{Assembly, ClusterDiagnosis, Diagnosis, JointKey, Motion, Report, Status};
 
-use crate::render::{
-    joint_name, messages, part_list, part_name, pose_json, HUMAN_CLUSTERS, HUMAN_LINES,
-};
+use crate::render::{joint_name, messages, part_list, part_name, HUMAN_CLUSTERS, HUMAN_LINES};
 use crate::Failure;
 
 /// What a check found: the file's name, the solve's report and the diagnosis.
@@ -43,7 +40,8 @@ pub(crate) fn run(file: &Path, as_json: bool) -> Result<(), Failure> {
     };
     let text = if as_json {
         let mut t =
-            serde_json::to_string_pretty(&report_json(&shown, &checked)).unwrap_or_default();
+            serde_json::to_string_pretty(&tenon_report::check_json(&shown, &report, &diagnosis))
+                .unwrap_or_default();
         t.push('\n');
         t
     } else {
@@ -69,84 +67,8 @@ pub(crate) fn run(file: &Path, as_json: bool) -> Result<(), Failure> {
     }
 }
 
-fn round(v: [f64; 3]) -> [f64; 3] {
-    v.map(|x| {
-        let r = (x * 1e9).round() / 1e9;
-        if r == 0.0 {
-            0.0
-        } else {
-            r
-        }
-    })
-}
-
-fn motion_json(assembly: &Assembly, part: PartKey, motion: &Motion, idle: bool) -> Value {
-    let part = part_name(assembly, part);
-    match *motion {
-        Motion::Translation { direction } => {
-            json!({ "part": part, "kind": "translation", "direction": round(direction), "idle": idle })
-        }
-        Motion::Rotation { axis, point } => {
-            json!({ "part": part, "kind": "rotation", "axis": round(axis), "point": round(point), "idle": idle })
-        }
-        Motion::Screw { axis, point, pitch } => {
-            json!({ "part": part, "kind": "screw", "axis": round(axis), "point": round(point), "pitch": pitch, "idle": idle })
-        }
-    }
-}
-
-fn report_json(assembly: &Assembly, checked: &Checked<'_>) -> Value {
-    let Checked {
-        report, diagnosis, ..
-    } = *checked;
-    let clusters: Vec<Value> = diagnosis
-        .clusters
-        .iter()
-        .zip(&report.clusters)
-        .map(|(c, r)| {
-            let conflicting: Vec<Vec<String>> = c
-                .conflicts
-                .iter()
-                .map(|k| k.joints.iter().map(|j| joint_name(assembly, *j)).collect())
-                .collect();
-            json!({
-                "parts": c.parts.iter().map(|p| part_name(assembly, *p)).collect::<Vec<_>>(),
-                "joints": c.joints.iter().map(|j| joint_name(assembly, *j)).collect::<Vec<_>>(),
-                "status": c.status.name(),
-                "dof": c.dof,
-                "iterations": r.iterations,
-                "redundant": c.redundant.iter().map(|j| joint_name(assembly, *j)).collect::<Vec<_>>(),
-                "conflicting": conflicting.iter().flatten().collect::<Vec<_>>(),
-                "conflicts": c.conflicts.iter().zip(&conflicting).map(|(k, names)| {
-                    json!({ "joints": names, "violation": k.violation })
-                }).collect::<Vec<_>>(),
-                "structure": {
-                    "excess_equations": c.structure.excess_equations,
-                    "unfixed_unknowns": c.structure.unfixed_unknowns,
-                },
-            })
-        })
-        .collect();
-    let free_motions: Vec<Value> = diagnosis
-        .clusters
-        .iter()
-        .flat_map(|c| &c.free_motions)
-        .map(|f| motion_json(assembly, f.part, &f.motion, f.idle))
-        .collect();
-    let conflicting = diagnosis.clusters.iter().any(|c| !c.conflicts.is_empty());
-    json!({
-        "status": if report.converged && !conflicting { "solved" } else { "failed" },
-        "max_residual": report.max_residual,
-        "dof": diagnosis.dof(),
-        "parts": pose_json(assembly),
-        "clusters": clusters,
-        "free_motions": free_motions,
-        "messages": messages(assembly, report),
-    })
-}
-
 fn fmt3(v: [f64; 3]) -> String {
-    let r = round(v);
+    let r = tenon_report::round(v);
     format!("({}, {}, {})", r[0], r[1], r[2])
 }
 

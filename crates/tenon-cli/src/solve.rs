@@ -3,13 +3,9 @@
 use std::path::Path;
 
 use anyhow::anyhow;
-use serde_json::{json, Value};
-use tenon::{Assembly, Diagnosis, Mechanism, Phase, Report, Scalar};
+use tenon::{Assembly, Mechanism, Phase, Report, Scalar};
 
-use crate::render::{
-    coordinate_name, joint_name, messages, part_list, part_name, pose_json, side_name,
-    HUMAN_CLUSTERS,
-};
+use crate::render::{joint_name, messages, part_list, HUMAN_CLUSTERS};
 use crate::{bad_input, output as out_file, Failure};
 
 /// Applies `--set NAME=NUMBER` options (unknown names and bad numbers are usage errors;
@@ -120,7 +116,8 @@ pub(crate) fn run(
     // The JSON report names redundant and conflicting joints (the spec's solve report
     // has them) where the analysis costs about what the solve did: up to
     // NAMED_JOINTS_PARTS parts; beyond, `tenon check` names them.
-    let diagnosis = if as_json && mechanism.model().part_count() <= NAMED_JOINTS_PARTS {
+    let diagnosis = if as_json && mechanism.model().part_count() <= tenon_report::NAMED_JOINTS_PARTS
+    {
         Some(mechanism.diagnose().map_err(|e| Failure {
             status: 1,
             error: anyhow!("{name}: {e}"),
@@ -131,8 +128,12 @@ pub(crate) fn run(
     progress.done();
     let shown = mechanism.assembly();
     let text = if as_json {
-        let mut t = serde_json::to_string_pretty(&report_json(&shown, &report, diagnosis.as_ref()))
-            .unwrap_or_default();
+        let mut t = serde_json::to_string_pretty(&tenon_report::solve_json(
+            &shown,
+            &report,
+            diagnosis.as_ref(),
+        ))
+        .unwrap_or_default();
         t.push('\n');
         t
     } else {
@@ -156,63 +157,6 @@ pub(crate) fn run(
             ),
         })
     }
-}
-
-/// Assemblies up to this many parts get their redundant and conflicting joints named
-/// in `tenon solve --json`.
-const NAMED_JOINTS_PARTS: usize = 500;
-
-fn report_json(assembly: &Assembly, report: &Report, diagnosis: Option<&Diagnosis>) -> Value {
-    let names = |joints: &[tenon::JointKey]| -> Vec<String> {
-        joints.iter().map(|j| joint_name(assembly, *j)).collect()
-    };
-    let clusters: Vec<Value> = report
-        .clusters
-        .iter()
-        .enumerate()
-        .map(|(k, c)| {
-            let limits: Vec<Value> = c
-                .limits
-                .iter()
-                .map(|l| {
-                    json!({
-                        "joint": joint_name(assembly, l.joint),
-                        "coordinate": coordinate_name(l.coordinate),
-                        "side": side_name(l.side),
-                        "excess": l.excess,
-                    })
-                })
-                .collect();
-            let mut cluster = json!({
-                "parts": c.parts.iter().map(|p| part_name(assembly, *p)).collect::<Vec<_>>(),
-                "joints": names(&c.joints),
-                "status": c.status.name(), "dof": c.dof,
-                "iterations": c.iterations,
-                "limits": limits,
-            });
-            if let Some(d) = diagnosis.and_then(|d| d.clusters.get(k)) {
-                let conflicting: Vec<String> =
-                    d.conflicts.iter().flat_map(|k| names(&k.joints)).collect();
-                cluster["redundant"] = json!(names(&d.redundant));
-                cluster["conflicting"] = json!(conflicting);
-            }
-            cluster
-        })
-        .collect();
-    let mut notes = messages(assembly, report);
-    if diagnosis.is_none() {
-        notes.push(format!(
-            "redundant and conflicting joints are named for assemblies of up to {NAMED_JOINTS_PARTS} parts; `tenon check` names them at any size"
-        ));
-    }
-    json!({
-        "status": if report.converged { "solved" } else { "failed" },
-        "max_residual": report.max_residual,
-        "dof": report.dof,
-        "parts": pose_json(assembly),
-        "clusters": clusters,
-        "messages": notes,
-    })
 }
 
 fn human(assembly: &Assembly, report: &Report, name: &str) -> String {

@@ -55,7 +55,9 @@ pub use joint::{
     CamProfile, Field, FieldUse, Joint, JointRate, JointType, Limits, MarkerRef, MarkerSpec, Range,
     Rule, MAX_PROFILE_POINTS,
 };
-pub use json::{read_json, write_json, FORMAT_NAME, FORMAT_VERSION};
+pub use json::{
+    read_joint_json, read_json, read_part_json, write_json, FORMAT_NAME, FORMAT_VERSION,
+};
 pub use placement::{
     matrix_to_quaternion, quaternion_multiply, quaternion_to_matrix, unit, Placement, Pose,
     Rotation, MATRIX_TOLERANCE,

@@ -90,10 +90,11 @@ pub use report::{ClusterReport, Constraint, Grounding, Phase, Report, Unsatisfie
 
 // The model: what a host builds in code, and what reports refer to.
 pub use tenon_model::{
-    read_asmt, read_asmt_time_series, read_json, write_json, AsmtTimeSeries, Assembly, CamProfile,
-    Coordinate, Field, Forces, Joint, JointKey, JointRate, JointType, Limits, Load, MarkerRef,
-    MarkerSpec, Mass, ModelError, Motion as DrivenMotion, Parameter, Part, PartKey, PartRates,
-    Place, Placement, Pose, Range, Rotation, Scalar, Simulation, Spring, Units,
+    read_asmt, read_asmt_time_series, read_joint_json, read_json, read_part_json, write_json,
+    AsmtTimeSeries, Assembly, CamProfile, Coordinate, Field, Forces, Joint, JointKey, JointRate,
+    JointType, Limits, Load, MarkerRef, MarkerSpec, Mass, ModelError, Motion as DrivenMotion,
+    Parameter, Part, PartKey, PartRates, Place, Placement, Pose, Range, Rotation, Scalar,
+    Simulation, Spring, Units,
 };
 // The solver's options and diagnosis types.
 pub use tenon_solve::{

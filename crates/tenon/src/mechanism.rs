@@ -299,7 +299,9 @@ impl Mechanism {
     }
 
     /// One drag step: moves part `part` toward `target` as far as the joints allow, the
-    /// rest following on its current branch.
+    /// rest following on its current branch. A step that would flip a joint (an aligned
+    /// axis ending reversed) is refused like one that does not converge: the parts stay
+    /// where they were, and the report (not converged) names the joints in `flipped`.
     pub fn drag(&mut self, part: &str, target: &Pose) -> Result<Report, Error> {
         let index = self.free_index(part)?;
         self.prepare()?;
@@ -313,7 +315,10 @@ impl Mechanism {
             target,
             self.options,
         )?;
-        let report = Report::new(&self.built.system, raw);
+        let mut report = Report::new(&self.built.system, raw);
+        if !report.flipped.is_empty() {
+            report.converged = false;
+        }
         Ok(self.settle(state, params, report))
     }
 

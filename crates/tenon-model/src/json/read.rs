@@ -69,8 +69,38 @@ fn owner_of((parts, joints): (&[PartKey], &[JointKey]), path: &str) -> (ExtraOwn
     (ExtraOwner::Root, path.to_string())
 }
 
-fn read_document(text: &str) -> Result<Assembly> {
-    let root: Value = serde_json::from_str::<Strict>(text)
+/// One element's JSON text (a part, a joint: what a host adds to an assembly in code)
+/// read by `read`. Nested `extra` objects are refused: only whole documents
+/// keep them at their places, and none is dropped silently.
+fn read_element<T>(text: &str, read: impl FnOnce(&Value) -> Result<T>) -> Result<T> {
+    let value = parse(text)?;
+    let (element, nested) = collect_nested(|| read(&value));
+    let element = element?;
+    if let Some((at, _)) = nested.first() {
+        return Err(ModelError::at_path(
+            at.clone(),
+            "an 'extra' inside an element added on its own is not kept (give it in a file, \
+             or on the element itself)",
+        ));
+    }
+    Ok(element)
+}
+
+/// A part object (as in a file's `parts`); errors name paths below `part`.
+pub(super) fn read_one_part(text: &str) -> Result<Part> {
+    read_element(text, |v| read_part(v, "part"))
+}
+
+/// A joint object (as in a file's `joints`), its markers looked up in `assembly`;
+/// errors name paths below `joint`.
+pub(super) fn read_one_joint(text: &str, assembly: &Assembly) -> Result<Joint> {
+    read_element(text, |v| read_joint(v, "joint", assembly))
+}
+
+/// JSON text as a value (a key given twice is an error); a syntax error names the line
+/// and column.
+fn parse(text: &str) -> Result<Value> {
+    serde_json::from_str::<Strict>(text)
         .map(|s| s.0)
         .map_err(|e| {
             let message = e.to_string();
@@ -87,7 +117,11 @@ fn read_document(text: &str) -> Result<Assembly> {
                 },
                 format!("not valid JSON: {message}"),
             )
-        })?;
+        })
+}
+
+fn read_document(text: &str) -> Result<Assembly> {
+    let root = parse(text)?;
     let mut doc = Obj::new(&root, String::new())?;
     let format = doc.req_str("format")?;
     if format != FORMAT_NAME {
