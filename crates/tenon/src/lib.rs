@@ -94,7 +94,7 @@ pub use tenon_model::{
     AsmtTimeSeries, Assembly, CamProfile, Coordinate, Field, Forces, Joint, JointKey, JointRate,
     JointType, Limits, Load, MarkerRef, MarkerSpec, Mass, ModelError, Motion as DrivenMotion,
     Parameter, Part, PartKey, PartRates, Place, Placement, Pose, Range, Rotation, Scalar,
-    Simulation, Spring, Units,
+    Simulation, Spring, Units, FORMAT_NAME, FORMAT_VERSION,
 };
 // The solver's options and diagnosis types.
 pub use tenon_solve::{
