@@ -1,0 +1,140 @@
+//! `Report` (what a solve, a drag step or a diagnosis found) and `Cluster`.
+
+use pyo3::prelude::*;
+
+/// One independent group of parts after a solve.
+#[pyclass(module = "tenon", frozen, get_all)]
+#[derive(Debug, Clone)]
+pub struct Cluster {
+    /// Its moving parts' ids.
+    pub parts: Vec<String>,
+    /// Its joints' ids.
+    pub joints: Vec<String>,
+    /// `well_constrained`, `under_constrained`, `over_constrained`, `conflicting`,
+    /// `failed` or `not_analysed`.
+    pub status: String,
+    /// Degrees of freedom left, None when not counted.
+    pub dof: Option<usize>,
+}
+
+#[pymethods]
+impl Cluster {
+    fn __repr__(&self) -> String {
+        format!(
+            "Cluster(status={:?}, dof={}, parts={:?})",
+            self.status,
+            python_int(self.dof),
+            self.parts
+        )
+    }
+}
+
+/// What a solve, drag step or diagnosis found.
+#[pyclass(module = "tenon", frozen, get_all)]
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Whether every equation holds (`status` is then `solved`).
+    pub converged: bool,
+    /// `solved` or `failed` (a diagnosis with conflicting joints: `failed`).
+    pub status: String,
+    /// Degrees of freedom left, None when a cluster was too large to count.
+    pub dof: Option<usize>,
+    /// Largest residual (model units or radians).
+    pub max_residual: f64,
+    /// The clusters.
+    pub clusters: Vec<Cluster>,
+    /// Joints that changed branch (a drag step with any is refused).
+    pub flipped: Vec<String>,
+    /// Redundant joints (a diagnosis; empty after a solve).
+    pub redundant: Vec<String>,
+    /// Joints taking part in a conflict (a diagnosis; empty after a solve).
+    pub conflicting: Vec<String>,
+}
+
+#[pymethods]
+impl Report {
+    fn __repr__(&self) -> String {
+        format!(
+            "Report(status={:?}, dof={}, max_residual={:.3e}, clusters={})",
+            self.status,
+            python_int(self.dof),
+            self.max_residual,
+            self.clusters.len()
+        )
+    }
+
+    fn __bool__(&self) -> bool {
+        self.converged
+    }
+}
+
+/// An optional count as Python prints it.
+fn python_int(x: Option<usize>) -> String {
+    x.map_or("None".to_string(), |d| d.to_string())
+}
+
+/// A report for the host from the facade's report (and diagnosis).
+pub(crate) fn make(
+    m: &tenon::Mechanism,
+    report: &tenon::Report,
+    diagnosis: Option<&tenon::Diagnosis>,
+) -> Report {
+    let joint = |k: tenon::JointKey| m.joint_id(k).unwrap_or("?").to_string();
+    let part = |k: tenon::PartKey| m.part_id(k).unwrap_or("?").to_string();
+    let clusters = match diagnosis {
+        Some(d) => d
+            .clusters
+            .iter()
+            .map(|c| Cluster {
+                parts: c.parts.iter().map(|&p| part(p)).collect(),
+                joints: c.joints.iter().map(|&j| joint(j)).collect(),
+                status: c.status.name().to_string(),
+                dof: c.dof,
+            })
+            .collect(),
+        None => report
+            .clusters
+            .iter()
+            .map(|c| Cluster {
+                parts: c.parts.iter().map(|&p| part(p)).collect(),
+                joints: c.joints.iter().map(|&j| joint(j)).collect(),
+                status: c.status.name().to_string(),
+                dof: c.dof,
+            })
+            .collect(),
+    };
+    let mut redundant = Vec::new();
+    let mut conflicting = Vec::new();
+    if let Some(d) = diagnosis {
+        for c in &d.clusters {
+            for &j in &c.redundant {
+                push_once(&mut redundant, joint(j));
+            }
+            for k in &c.conflicts {
+                for &j in &k.joints {
+                    push_once(&mut conflicting, joint(j));
+                }
+            }
+        }
+    }
+    let failed = !report.converged || !conflicting.is_empty();
+    Report {
+        converged: report.converged,
+        status: if failed { "failed" } else { "solved" }.to_string(),
+        dof: match diagnosis {
+            Some(d) => d.dof(),
+            None => report.dof,
+        },
+        max_residual: report.max_residual,
+        clusters,
+        flipped: report.flipped.iter().map(|&j| joint(j)).collect(),
+        redundant,
+        conflicting,
+    }
+}
+
+fn push_once(list: &mut Vec<String>, name: String) {
+    if !list.contains(&name) {
+        list.push(name);
+    }
+}
