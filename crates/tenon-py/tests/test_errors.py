@@ -88,3 +88,20 @@ def test_malformed_files_give_the_commands_message(tmp_path, name, text, place):
     o = cli("solve", path)
     assert o.returncode == 2
     assert o.stderr.strip() == f"tenon: {e.value}"
+
+
+def test_a_refused_drag_step_is_a_solve_error_and_nothing_moves():
+    m = tenon.Mechanism({"length": "mm"})
+    m.add_part({"id": "ground", "grounded": True,
+                "markers": {"o": {}, "far": {"position": [300, 0, 0]}}})
+    m.add_part({"id": "bar", "markers": {"o": {}, "tip": {"position": [100, 0, 0]}}})
+    m.add_joint({"id": "pin", "type": "revolute",
+                 "i": {"part": "bar", "marker": "o"}, "j": {"part": "ground", "marker": "o"}})
+    m.add_joint({"id": "reach", "type": "distance", "distance": 50,
+                 "i": {"part": "bar", "marker": "tip"}, "j": {"part": "ground", "marker": "far"}})
+    before = m.placement("bar")
+    m.drag_begin(["bar"])
+    with pytest.raises(tenon.SolveError) as e:
+        m.drag_step("bar", (0.0, 0.0, 0.0), (0.9, 0.0, 0.0, 0.1))
+    assert "stay where they were" in str(e.value)
+    assert m.placement("bar") == before
