@@ -107,6 +107,32 @@ fn frame_of(
     }
 }
 
+/// A frame as the facade gives it: time, parts, joint coordinates.
+type FacadeFrame<'a> = (f64, &'a [tenon::PartFrame], &'a [tenon::JointFrame]);
+
+/// A run for the host from the facade's frames and its events as (time, sentence).
+fn collect(
+    m: &tenon::Mechanism,
+    frames: &[FacadeFrame<'_>],
+    events: Vec<(f64, String)>,
+    completed: bool,
+) -> TenonRun {
+    let index = joint_index(m);
+    let ids = frames
+        .first()
+        .map(|(_, parts, _)| parts.iter().map(|p| p.part).collect())
+        .unwrap_or_default();
+    let collected = Collected {
+        frames: frames
+            .iter()
+            .map(|(time, parts, joints)| frame_of(&index, *time, parts, joints))
+            .collect(),
+        events,
+        completed,
+    };
+    finish(m, collected, ids)
+}
+
 /// Hands a run to the host.
 ///
 /// # Safety
@@ -140,26 +166,17 @@ pub unsafe extern "C" fn tenon_kinematics(
         let m = &mut h.mechanism;
         let run = settings(m, end, step)?;
         let t = m.kinematics(run)?;
-        let index = joint_index(m);
-        let ids = t
+        let frames: Vec<_> = t
             .frames
-            .first()
-            .map(|f| f.parts.iter().map(|p| p.part).collect())
-            .unwrap_or_default();
-        let collected = Collected {
-            frames: t
-                .frames
-                .iter()
-                .map(|f| frame_of(&index, f.time, &f.parts, &f.joints))
-                .collect(),
-            events: t
-                .events
-                .iter()
-                .map(|e| (e.time, e.message.clone()))
-                .collect(),
-            completed: t.completed,
-        };
-        let run = finish(m, collected, ids);
+            .iter()
+            .map(|f| (f.time, f.parts.as_slice(), f.joints.as_slice()))
+            .collect();
+        let events = t
+            .events
+            .iter()
+            .map(|e| (e.time, e.message.clone()))
+            .collect();
+        let run = collect(m, &frames, events, t.completed);
         // SAFETY: the function's contract on `out`.
         unsafe { hand_out(out, run) }
     })
@@ -185,26 +202,17 @@ pub unsafe extern "C" fn tenon_simulate(
         let given = |x: f64| (x > 0.0).then_some(x);
         let s = SimulationSettings::for_assembly(m.model(), given(end), given(step))?;
         let t = m.simulate(s)?;
-        let index = joint_index(m);
-        let ids = t
+        let frames: Vec<_> = t
             .frames
-            .first()
-            .map(|f| f.parts.iter().map(|p| p.part).collect())
-            .unwrap_or_default();
-        let collected = Collected {
-            frames: t
-                .frames
-                .iter()
-                .map(|f| frame_of(&index, f.time, &f.parts, &f.joints))
-                .collect(),
-            events: t
-                .events
-                .iter()
-                .map(|e| (e.time, e.message.clone()))
-                .collect(),
-            completed: t.completed,
-        };
-        let run = finish(m, collected, ids);
+            .iter()
+            .map(|f| (f.time, f.parts.as_slice(), f.joints.as_slice()))
+            .collect();
+        let events = t
+            .events
+            .iter()
+            .map(|e| (e.time, e.message.clone()))
+            .collect();
+        let run = collect(m, &frames, events, t.completed);
         // SAFETY: the function's contract on `out`.
         unsafe { hand_out(out, run) }
     })

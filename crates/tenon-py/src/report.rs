@@ -81,26 +81,25 @@ pub(crate) fn make(
 ) -> Report {
     let joint = |k: tenon::JointKey| m.joint_id(k).unwrap_or("?").to_string();
     let part = |k: tenon::PartKey| m.part_id(k).unwrap_or("?").to_string();
+    let cluster = |parts: &[tenon::PartKey],
+                   joints: &[tenon::JointKey],
+                   status: tenon::Status,
+                   dof| Cluster {
+        parts: parts.iter().map(|&p| part(p)).collect(),
+        joints: joints.iter().map(|&j| joint(j)).collect(),
+        status: status.name().to_string(),
+        dof,
+    };
     let clusters = match diagnosis {
         Some(d) => d
             .clusters
             .iter()
-            .map(|c| Cluster {
-                parts: c.parts.iter().map(|&p| part(p)).collect(),
-                joints: c.joints.iter().map(|&j| joint(j)).collect(),
-                status: c.status.name().to_string(),
-                dof: c.dof,
-            })
+            .map(|c| cluster(&c.parts, &c.joints, c.status, c.dof))
             .collect(),
         None => report
             .clusters
             .iter()
-            .map(|c| Cluster {
-                parts: c.parts.iter().map(|&p| part(p)).collect(),
-                joints: c.joints.iter().map(|&j| joint(j)).collect(),
-                status: c.status.name().to_string(),
-                dof: c.dof,
-            })
+            .map(|c| cluster(&c.parts, &c.joints, c.status, c.dof))
             .collect(),
     };
     let mut redundant = Vec::new();

@@ -126,10 +126,13 @@ impl Run {
     }
 }
 
+/// A frame as the facade gives it: time, parts, joint coordinates.
+type FacadeFrame<'a> = (f64, &'a [tenon::PartFrame], &'a [tenon::JointFrame]);
+
 /// A run from the facade's frames.
 pub(crate) fn make(
     m: &tenon::Mechanism,
-    frames: &[(f64, &[tenon::PartFrame], &[tenon::JointFrame])],
+    frames: &[FacadeFrame<'_>],
     events: Vec<(f64, String)>,
     completed: bool,
 ) -> Run {
