@@ -107,13 +107,10 @@ fn frame_of(
     }
 }
 
-/// A frame as the facade gives it: time, parts, joint coordinates.
-type FacadeFrame<'a> = (f64, &'a [tenon::PartFrame], &'a [tenon::JointFrame]);
-
 /// A run for the host from the facade's frames and its events as (time, sentence).
 fn collect(
     m: &tenon::Mechanism,
-    frames: &[FacadeFrame<'_>],
+    frames: &[tenon::FrameView<'_>],
     events: Vec<(f64, String)>,
     completed: bool,
 ) -> TenonRun {
@@ -166,16 +163,7 @@ pub unsafe extern "C" fn tenon_kinematics(
         let m = &mut h.mechanism;
         let run = settings(m, end, step)?;
         let t = m.kinematics(run)?;
-        let frames: Vec<_> = t
-            .frames
-            .iter()
-            .map(|f| (f.time, f.parts.as_slice(), f.joints.as_slice()))
-            .collect();
-        let events = t
-            .events
-            .iter()
-            .map(|e| (e.time, e.message.clone()))
-            .collect();
+        let (frames, events) = (t.frame_views(), t.event_sentences());
         let run = collect(m, &frames, events, t.completed);
         // SAFETY: the function's contract on `out`.
         unsafe { hand_out(out, run) }
@@ -202,16 +190,7 @@ pub unsafe extern "C" fn tenon_simulate(
         let given = |x: f64| (x > 0.0).then_some(x);
         let s = SimulationSettings::for_assembly(m.model(), given(end), given(step))?;
         let t = m.simulate(s)?;
-        let frames: Vec<_> = t
-            .frames
-            .iter()
-            .map(|f| (f.time, f.parts.as_slice(), f.joints.as_slice()))
-            .collect();
-        let events = t
-            .events
-            .iter()
-            .map(|e| (e.time, e.message.clone()))
-            .collect();
+        let (frames, events) = (t.frame_views(), t.event_sentences());
         let run = collect(m, &frames, events, t.completed);
         // SAFETY: the function's contract on `out`.
         unsafe { hand_out(out, run) }

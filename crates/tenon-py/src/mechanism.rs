@@ -433,16 +433,7 @@ impl Mechanism {
             let t = py
                 .allow_threads(|| inner.kinematics(settings))
                 .map_err(|e| to_py(py, e))?;
-            let frames: Vec<_> = t
-                .frames
-                .iter()
-                .map(|f| (f.time, f.parts.as_slice(), f.joints.as_slice()))
-                .collect();
-            let events = t
-                .events
-                .iter()
-                .map(|e| (e.time, e.message.clone()))
-                .collect();
+            let (frames, events) = (t.frame_views(), t.event_sentences());
             Ok(runs::make(&self.inner, &frames, events, t.completed))
         })
     }
@@ -458,16 +449,7 @@ impl Mechanism {
             let t = py
                 .allow_threads(|| inner.simulate(settings))
                 .map_err(|e| to_py(py, e))?;
-            let frames: Vec<_> = t
-                .frames
-                .iter()
-                .map(|f| (f.time, f.parts.as_slice(), f.joints.as_slice()))
-                .collect();
-            let events = t
-                .events
-                .iter()
-                .map(|e| (e.time, e.message.clone()))
-                .collect();
+            let (frames, events) = (t.frame_views(), t.event_sentences());
             Ok(runs::make(&self.inner, &frames, events, t.completed))
         })
     }

@@ -126,13 +126,10 @@ impl Run {
     }
 }
 
-/// A frame as the facade gives it: time, parts, joint coordinates.
-type FacadeFrame<'a> = (f64, &'a [tenon::PartFrame], &'a [tenon::JointFrame]);
-
 /// A run from the facade's frames.
 pub(crate) fn make(
     m: &tenon::Mechanism,
-    frames: &[FacadeFrame<'_>],
+    frames: &[tenon::FrameView<'_>],
     events: Vec<(f64, String)>,
     completed: bool,
 ) -> Run {

@@ -137,6 +137,24 @@ pub struct DynamicTrajectory {
     pub settings: SimulationSettings,
 }
 
+impl DynamicTrajectory {
+    /// Every frame as a [`crate::FrameView`] (time, parts, joint coordinates).
+    pub fn frame_views(&self) -> Vec<crate::FrameView<'_>> {
+        self.frames
+            .iter()
+            .map(|f| (f.time, f.parts.as_slice(), f.joints.as_slice()))
+            .collect()
+    }
+
+    /// Every event as (time, sentence).
+    pub fn event_sentences(&self) -> Vec<(f64, String)> {
+        self.events
+            .iter()
+            .map(|e| (e.time, e.message.clone()))
+            .collect()
+    }
+}
+
 /// Frames of a dynamic run, one at a time (see [`Mechanism::dynamic_frames`]).
 #[derive(Debug)]
 pub struct DynamicFrames<'m> {

@@ -223,6 +223,28 @@ pub struct Trajectory {
     pub settings: RunSettings,
 }
 
+/// One frame of a run seen the same way for kinematics and dynamics: its time, parts
+/// and joint coordinates (what hosts read through the C and Python layers).
+pub type FrameView<'a> = (f64, &'a [PartFrame], &'a [JointFrame]);
+
+impl Trajectory {
+    /// Every frame as a [`FrameView`].
+    pub fn frame_views(&self) -> Vec<FrameView<'_>> {
+        self.frames
+            .iter()
+            .map(|f| (f.time, f.parts.as_slice(), f.joints.as_slice()))
+            .collect()
+    }
+
+    /// Every event as (time, sentence).
+    pub fn event_sentences(&self) -> Vec<(f64, String)> {
+        self.events
+            .iter()
+            .map(|e| (e.time, e.message.clone()))
+            .collect()
+    }
+}
+
 /// Frames of a run, one at a time (see [`Mechanism::kinematic_frames`]). Yields
 /// `(frame, events)` for each reported time; after a frame that does not solve, it
 /// yields that frame with its event and then ends.

@@ -82,8 +82,8 @@ pub use dynamics::{
 };
 pub use error::Error;
 pub use kinematics::{
-    Event, EventKind, Frame, Frames, JointFrame, PartFrame, RunSettings, Trajectory, DEFAULT_END,
-    DEFAULT_STEPS, MAX_STEPS,
+    Event, EventKind, Frame, FrameView, Frames, JointFrame, PartFrame, RunSettings, Trajectory,
+    DEFAULT_END, DEFAULT_STEPS, MAX_STEPS,
 };
 pub use mechanism::{load, load_with, LoadOptions, Mechanism, MAX_INPUT_BYTES};
 pub use report::{ClusterReport, Constraint, Grounding, Phase, Report, Unsatisfied};
