@@ -60,6 +60,26 @@ unsafe fn hand_out(out: *mut *mut TenonMechanism, mechanism: Mechanism) -> Resul
     Ok(())
 }
 
+/// A mechanism read from `text` by `read` and handed out through `out`.
+///
+/// # Safety
+/// `text` and `source` are null or NUL-terminated strings; `out` is null or writable.
+unsafe fn from_text(
+    text: *const c_char,
+    source: *const c_char,
+    out: *mut *mut TenonMechanism,
+    read: fn(&str, Option<&str>) -> Result<Mechanism, tenon::Error>,
+) -> TenonStatus {
+    guard(|| {
+        // SAFETY: the caller's contract on `text` and `source`.
+        let (text, source) =
+            unsafe { (text_in(text, "text")?, optional_text_in(source, "source")?) };
+        let m = read(text, source)?;
+        // SAFETY: the caller's contract on `out`.
+        unsafe { hand_out(out, m) }
+    })
+}
+
 /// Builds a mechanism from assembly JSON (format v1) text; `source` (may be null) names
 /// it in error messages. On success `*out` is a new handle to free with
 /// [`tenon_mechanism_free`]; on failure `*out` is left as it was.
@@ -72,14 +92,8 @@ pub unsafe extern "C" fn tenon_mechanism_from_json(
     source: *const c_char,
     out: *mut *mut TenonMechanism,
 ) -> TenonStatus {
-    guard(|| {
-        // SAFETY: the function's contract on `text` and `source`.
-        let (text, source) =
-            unsafe { (text_in(text, "text")?, optional_text_in(source, "source")?) };
-        let m = Mechanism::from_json(text, source)?;
-        // SAFETY: the function's contract on `out`.
-        unsafe { hand_out(out, m) }
-    })
+    // SAFETY: the function's contract, passed on.
+    unsafe { from_text(text, source, out, Mechanism::from_json) }
 }
 
 /// Builds a mechanism from OndselSolver / FreeCAD `.asmt` text (see
@@ -93,14 +107,8 @@ pub unsafe extern "C" fn tenon_mechanism_from_asmt(
     source: *const c_char,
     out: *mut *mut TenonMechanism,
 ) -> TenonStatus {
-    guard(|| {
-        // SAFETY: the function's contract on `text` and `source`.
-        let (text, source) =
-            unsafe { (text_in(text, "text")?, optional_text_in(source, "source")?) };
-        let m = Mechanism::from_asmt(text, source)?;
-        // SAFETY: the function's contract on `out`.
-        unsafe { hand_out(out, m) }
-    })
+    // SAFETY: the function's contract, passed on.
+    unsafe { from_text(text, source, out, Mechanism::from_asmt) }
 }
 
 /// Reads an assembly file (`.json`, or `.asmt` by its extension) and builds it.

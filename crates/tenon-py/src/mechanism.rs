@@ -47,6 +47,11 @@ fn json_text(value: &Bound<'_, PyAny>) -> PyResult<String> {
     json.call_method1("dumps", (value,))?.extract()
 }
 
+/// A built mechanism for Python, or its error as the matching exception.
+fn built(py: Python<'_>, result: Result<tenon::Mechanism, tenon::Error>) -> PyResult<Mechanism> {
+    result.map(Mechanism::wrap).map_err(|e| to_py(py, e))
+}
+
 fn model_error(py: Python<'_>, e: tenon::ModelError) -> PyErr {
     to_py(py, tenon::Error::Model(e))
 }
@@ -79,42 +84,28 @@ impl Mechanism {
                 "version": tenon::FORMAT_VERSION,
                 "units": units,
             });
-            tenon::Mechanism::from_json(&document.to_string(), None)
-                .map(Mechanism::wrap)
-                .map_err(|e| to_py(py, e))
+            built(py, tenon::Mechanism::from_json(&document.to_string(), None))
         })
     }
 
     /// Reads an assembly file (`.json`, or `.asmt` by its extension) and builds it.
     #[staticmethod]
     fn open(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Mechanism> {
-        guarded(|| {
-            py.allow_threads(|| tenon::Mechanism::open(&path))
-                .map(Mechanism::wrap)
-                .map_err(|e| to_py(py, e))
-        })
+        guarded(|| built(py, py.allow_threads(|| tenon::Mechanism::open(&path))))
     }
 
     /// From assembly JSON text (`source` names it in errors).
     #[staticmethod]
     #[pyo3(signature = (text, source=None))]
     fn from_json(py: Python<'_>, text: &str, source: Option<&str>) -> PyResult<Mechanism> {
-        guarded(|| {
-            tenon::Mechanism::from_json(text, source)
-                .map(Mechanism::wrap)
-                .map_err(|e| to_py(py, e))
-        })
+        guarded(|| built(py, tenon::Mechanism::from_json(text, source)))
     }
 
     /// From OndselSolver / FreeCAD `.asmt` text.
     #[staticmethod]
     #[pyo3(signature = (text, source=None))]
     fn from_asmt(py: Python<'_>, text: &str, source: Option<&str>) -> PyResult<Mechanism> {
-        guarded(|| {
-            tenon::Mechanism::from_asmt(text, source)
-                .map(Mechanism::wrap)
-                .map_err(|e| to_py(py, e))
-        })
+        guarded(|| built(py, tenon::Mechanism::from_asmt(text, source)))
     }
 
     /// Adds a part: a dict (or JSON text) as in a file's `parts` array.
