@@ -24,6 +24,7 @@ mod linalg;
 mod newton;
 mod row_rank;
 mod structure;
+mod tolerance;
 
 pub use structure::{
     dulmage_mendelsohn, maximum_matching, Decomposition, Incidence, Matching, Subset,
@@ -39,8 +40,14 @@ use tenon_system::{Compiled, Scratch, StageTape, System, SystemError};
 /// Options of a solve.
 #[derive(Debug, Clone, Copy)]
 pub struct SolveOptions {
-    /// Largest residual accepted (model units for lengths, radians for angles).
+    /// Largest residual accepted (model units for lengths, radians for angles) on a
+    /// model near the origin; length residuals are held to a fraction of the model's
+    /// reach where that is larger (see [`Tolerances`]).
     pub tolerance: f64,
+    /// Repeated joints that disagree by less than this (model units) are placed by
+    /// least squares and reported over-constrained with their disagreement, not
+    /// conflicting; `None`: the length tolerance (see [`Tolerances`]).
+    pub geometric_tolerance: Option<f64>,
     /// Newton iterations per cluster before giving up.
     pub max_iterations: usize,
     /// Whether motions take part (at the time in the parameters). Assembling (`tenon
@@ -81,6 +88,7 @@ impl Default for SolveOptions {
     fn default() -> Self {
         SolveOptions {
             tolerance: TOLERANCE,
+            geometric_tolerance: None,
             max_iterations: 100,
             include_motions: false,
             dense_columns: DENSE_COLUMNS,
@@ -103,10 +111,7 @@ pub use kinematics::{
 pub use linalg::{SparseLdlt, DENSE_COLUMNS};
 pub use row_rank::dependent_rows;
 
-/// Default residual tolerance.
-pub const TOLERANCE: f64 = 1e-10;
-/// Singular values below this fraction of the largest count as zero (rank decisions).
-pub const RANK_TOLERANCE: f64 = 1e-9;
+pub use tolerance::{Tolerances, RANK_TOLERANCE, RELATIVE_TOLERANCE, TOLERANCE};
 
 /// What became of one cluster.
 #[derive(Debug, Clone, PartialEq)]
@@ -164,6 +169,9 @@ pub struct SolveReport {
     /// Joints that changed branch (an aligned axis or locked twist ended on the other
     /// side of perpendicular from where the solve started): never silent.
     pub flipped: Vec<tenon_model::JointKey>,
+    /// The tolerances the equations were judged by (lengths scaled by the model's
+    /// reach at the start).
+    pub tolerances: Tolerances,
 }
 
 /// Errors: only a failure to evaluate (the input was usable, so this is a bug).
@@ -298,6 +306,9 @@ pub fn solve(
     } = *problem;
     system.check_lengths(state, params)?;
     let start = state.to_vec();
+    let tolerances = Tolerances::at(system, state, &options);
+    let rows = tolerances.per_row(system);
+    let tolerance = &rows.equations;
     let weights = column_weights(system);
     let clusters = compiled.clusters();
     let plan = match options.order {
@@ -312,6 +323,7 @@ pub fn solve(
                 system,
                 cluster,
                 stages,
+                tolerance: &rows,
             };
             newton::solve_cluster(&job, scratch, state, params, &weights, options)
         };
@@ -375,13 +387,11 @@ pub fn solve(
     let max_residual = considered.iter().fold(0.0f64, |m, &k| m.max(r[k].abs()));
     let mut unsatisfied: Vec<(usize, f64)> = considered
         .iter()
-        .filter(|&&k| r[k].abs() > options.tolerance)
+        .filter(|&&k| r[k].abs() > tolerance[k])
         .map(|&k| (k, r[k]))
         .collect();
     unsatisfied.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then(a.0.cmp(&b.0)));
-    let constants_hold = constant_rows
-        .iter()
-        .all(|&k| r[k].abs() <= options.tolerance);
+    let constants_hold = constant_rows.iter().all(|&k| r[k].abs() <= tolerance[k]);
     let flipped = system.flipped(compiled, &start, state, params)?;
     Ok(SolveReport {
         converged: reports.iter().all(|c| c.converged) && constants_hold,
@@ -389,6 +399,7 @@ pub fn solve(
         max_residual,
         clusters: reports,
         unsatisfied,
+        tolerances,
     })
 }
 
@@ -468,7 +479,7 @@ pub fn drag(
             })
             .collect();
         let miss = wish.iter().map(|w| w * w).sum::<f64>().sqrt();
-        if miss <= options.tolerance || miss >= previous_miss * (1.0 - 1e-6) {
+        if miss <= report.tolerances.length || miss >= previous_miss * (1.0 - 1e-6) {
             break;
         }
         previous_miss = miss;

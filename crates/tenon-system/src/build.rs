@@ -116,6 +116,9 @@ pub struct System {
     pub(crate) time: ParamId,
     pub(crate) state0: Vec<f64>,
     pub(crate) grounding: Grounding,
+    /// The farthest any grounded part's markers lie from the origin (see
+    /// [`System::reach`]).
+    pub(crate) fixed_reach: f64,
 }
 
 struct Builder {
@@ -256,11 +259,16 @@ impl System {
         let mut free_parts = Vec::new();
         let mut sizes = Vec::new();
         let mut state0 = Vec::new();
+        let mut fixed_reach = 0.0f64;
         for (key, part) in assembly.parts() {
             let what = format!("part '{}' placement", part.id);
             let placed = b.placement(&part.placement, &what)?;
             let grounded = part.grounded || grounding == Grounding::FirstPart(key);
             if grounded {
+                let at = b.graph.evaluate(&placed.translation, &[], &params)?;
+                let from_origin = at.iter().map(|x| x * x).sum::<f64>().sqrt();
+                fixed_reach =
+                    fixed_reach.max(from_origin + part_size(part, values, assembly.units()));
                 transforms.insert(key, placed);
                 continue;
             }
@@ -491,6 +499,7 @@ impl System {
             time,
             state0,
             grounding,
+            fixed_reach,
         })
     }
 
@@ -520,6 +529,23 @@ impl System {
     /// rotation steps by it. Evaluated once, with the parameters at build.
     pub fn part_sizes(&self) -> &[f64] {
         &self.sizes
+    }
+    /// How far the assembly reaches from the origin at `state`: the largest distance of
+    /// a part's origin from the world origin plus its size, over free parts (at `state`)
+    /// and grounded ones (as built). Coordinates of this size carry rounding errors of
+    /// about `reach * f64::EPSILON`, so length tolerances are scaled by it.
+    pub fn reach(&self, state: &[f64]) -> f64 {
+        self.free_parts
+            .iter()
+            .zip(&self.sizes)
+            .map(|(part, size)| {
+                let squared: f64 = part.vars[..3]
+                    .iter()
+                    .map(|v| state.get(v.index()).map_or(0.0, |x| x * x))
+                    .sum();
+                squared.sqrt() + size
+            })
+            .fold(self.fixed_reach, f64::max)
     }
     /// Extra unknowns (cam contact parameters).
     pub fn extra_unknowns(&self) -> &[ExtraUnknown] {

@@ -58,6 +58,15 @@ fn main() -> Result<(), Box<dyn Error>> {
         "driven_chain" => generate::driven_chain(n),
         "rssr" => generate::rssr(n),
         "four_bars" => generate::four_bars(n, false),
+        // Issue 16's scale cases, laid out straight from the origin (or 1e5 off it).
+        "straight_chain" => generate::scale::chain(n, 100.0, [0.0, 0.0]),
+        "far_chain" => generate::scale::chain(n, 100.0, [1e5, 1e5]),
+        "straight_ladder" => generate::scale::ladder(n, 100.0, [0.0, 0.0]),
+        "far_rssr" => generate::scale::rssr(n, [1e5, 1e5]),
+        "mixed" => generate::scale::mixed(n, [0.0, 0.0]),
+        "m_frames" => generate::scale::chain_of(n, &[10000.0, 100.0], [0.0, 0.0]),
+        "m_pins" => generate::scale::chain_of(n, &[100.0, 0.1], [0.0, 0.0]),
+        "m_big" => generate::scale::chain_of(n, &[10000.0], [0.0, 0.0]),
         _ => generate::ladder(n),
     };
     if let Some(path) = args.get(3) {
@@ -67,6 +76,15 @@ fn main() -> Result<(), Box<dyn Error>> {
     let m = Mechanism::from_json(&text, None)?;
     let build = t.elapsed();
     let mut solved = m.clone();
+    if let Some(n) = std::env::var("TENON_ITERATIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        solved.set_options(tenon::SolveOptions {
+            max_iterations: n,
+            ..solved.options()
+        });
+    }
     if std::env::var_os("TENON_WHOLE").is_some() {
         solved.set_options(tenon::SolveOptions {
             order: tenon::SolveOrder::Whole,

@@ -28,6 +28,7 @@ pub(super) fn concentrate(cx: &ClusterAt<'_>, cols: &[usize]) -> Result<At, Solv
         params,
         rows,
         weights,
+        tolerance,
         options,
         ..
     } = *cx;
@@ -47,7 +48,12 @@ pub(super) fn concentrate(cx: &ClusterAt<'_>, cols: &[usize]) -> Result<At, Solv
     for _ in 0..ROBUST_ROUNDS {
         let (r, mut jac) = system.tangent_jacobian_of_rows(compiled, &at.0, &at.1, rows)?;
         let largest = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-        if largest <= options.tolerance || !largest.is_finite() {
+        if !largest.is_finite()
+            || rows
+                .iter()
+                .zip(&r)
+                .all(|(&k, x)| x.abs() <= tolerance.equation(k))
+        {
             break;
         }
         let e = *eps.get_or_insert(0.1 * largest);
@@ -83,7 +89,7 @@ pub(super) fn concentrate(cx: &ClusterAt<'_>, cols: &[usize]) -> Result<At, Solv
             alpha *= 0.5;
         }
         eps = Some(if accepted { e * 0.3 } else { e * 0.1 });
-        if e < 1e-3 * options.tolerance {
+        if e < 1e-3 * cx.tolerances.length {
             break;
         }
     }
@@ -98,7 +104,7 @@ pub(super) fn concentrate(cx: &ClusterAt<'_>, cols: &[usize]) -> Result<At, Solv
         .map(|(&k, _)| k)
         .collect();
     if keep.len() < rows.len() {
-        if let Some(held) = solve_keeping(problem, &at, &keep, weights, options)? {
+        if let Some(held) = solve_keeping(problem, &at, &keep, weights, (tolerance, options))? {
             at = held;
         }
     }
@@ -116,7 +122,7 @@ fn solve_keeping(
     at: &At,
     keep: &[usize],
     weights: &[f64],
-    options: SolveOptions,
+    (tolerance, options): (&crate::tolerance::RowTolerances, SolveOptions),
 ) -> Result<Option<At>, SolveError> {
     let compiled = problem.compiled;
     let Some(k) = keep.first().and_then(|&r| compiled.cluster_of(r)) else {
@@ -128,7 +134,14 @@ fn solve_keeping(
     let local_row = |r: &usize| cluster.equations().binary_search(r).ok();
     let keep: Vec<usize> = keep.iter().filter_map(local_row).collect();
     let mut scratch = Scratch::take_thread_local();
-    let solved = newton::solve_rows(cluster, &mut scratch, &at.0, &at.1, weights, keep, options);
+    let solved = newton::solve_rows(
+        cluster,
+        &mut scratch,
+        (&at.0, &at.1),
+        weights,
+        keep,
+        (tolerance, options),
+    );
     Scratch::give_back(scratch);
     let (local, params, held) = solved?;
     if !held {
@@ -139,21 +152,28 @@ fn solve_keeping(
     Ok(Some((state, params)))
 }
 
-/// Solves `keep` exactly from the cluster's state (the solve's least-change Newton, on the cluster
-/// holding them) and returns the largest residual of `own` there, or `None` when `keep`
-/// cannot be solved either.
+/// Solves `keep` exactly from the cluster's state (the solve's least-change Newton, on the
+/// cluster holding them) and returns the residuals of `own` there (as `(row, value)`), or
+/// `None` when `keep` cannot be solved either.
 pub(super) fn violation_without(
     cx: &ClusterAt<'_>,
     keep: &[usize],
     own: &[usize],
-) -> Result<Option<f64>, SolveError> {
+) -> Result<Option<Vec<(usize, f64)>>, SolveError> {
     let at = (cx.state.to_vec(), cx.params.to_vec());
-    let Some(held) = solve_keeping(cx.problem, &at, keep, cx.weights, cx.options)? else {
+    let Some(held) = solve_keeping(
+        cx.problem,
+        &at,
+        keep,
+        cx.weights,
+        (cx.tolerance, cx.options),
+    )?
+    else {
         return Ok(None);
     };
     let r = cx
         .problem
         .system
         .residuals(cx.problem.compiled, &held.0, &held.1)?;
-    Ok(Some(own.iter().fold(0.0f64, |m, &k| m.max(r[k].abs()))))
+    Ok(Some(own.iter().map(|&k| (k, r[k])).collect()))
 }

@@ -1,14 +1,16 @@
 //! The one rule from dependent rows to joints, for the dense and the sparse analysis
 //! alike: a dependent row that holds makes its joint redundant; one that does not makes
 //! its joint conflict with the joints of its combination. Then each conflict's size is
-//! measured (the first [`MEASURED_CONFLICTS`]) and the cluster's status decided.
+//! measured (the first [`MEASURED_CONFLICTS`]); a measured conflict within the geometric
+//! tolerance (see [`crate::Tolerances`]) is a disagreement, its last joint redundant; and
+//! the cluster's status is decided.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use tenon_model::JointKey;
 
 use super::conflict::violation_without;
 use super::{ClusterAt, Conflict, Status, CONSISTENT, MEASURED_CONFLICTS};
-use crate::{SolveError, SolveOptions};
+use crate::{SolveError, TOLERANCE};
 
 /// What the dependent rows of a cluster say about its joints.
 pub(super) struct Findings {
@@ -35,7 +37,12 @@ pub(super) fn classify(
         let Some(joint) = cx.joint_of_row(k) else {
             continue;
         };
-        if gap.abs() <= CONSISTENT {
+        // CONSISTENT is for a model near the origin; the row's tolerance scales it.
+        let row_tol = cx
+            .rows
+            .get(k)
+            .map_or(TOLERANCE, |&r| cx.tolerance.equation(r));
+        if gap.abs() <= CONSISTENT * (row_tol / TOLERANCE) {
             if listed.insert(joint) {
                 redundant.push(joint);
             }
@@ -56,21 +63,84 @@ pub(super) fn classify(
     }
 }
 
+/// What the analysis concludes for a cluster.
+pub(super) struct Settled {
+    pub(super) status: Status,
+    /// Joints that repeat others (disagreeing ones within the tolerance included).
+    pub(super) redundant: Vec<JointKey>,
+    pub(super) conflicts: Vec<Conflict>,
+    /// Repeated joints that disagree within the geometric tolerance.
+    pub(super) disagreements: Vec<Conflict>,
+}
+
+/// Measures the findings' conflicts, sets those within the geometric tolerance apart as
+/// disagreements (their last joints redundant), and decides the status.
+pub(super) fn settle(
+    cx: &ClusterAt<'_>,
+    findings: Findings,
+    dof: usize,
+    report: &crate::ClusterReport,
+) -> Result<Settled, SolveError> {
+    let Findings {
+        mut redundant,
+        mut conflicts,
+    } = findings;
+    let within = measure(cx, &mut conflicts)?;
+    let mut disagreements = Vec::new();
+    let mut kept = Vec::with_capacity(conflicts.len());
+    for (conflict, tolerated) in conflicts.into_iter().zip(within) {
+        if tolerated {
+            if let Some(&last) = conflict.joints.last() {
+                redundant.push(last);
+            }
+            disagreements.push(conflict);
+        } else {
+            kept.push(conflict);
+        }
+    }
+    redundant.sort_by_key(|j| cx.joint_order[j]);
+    redundant.dedup();
+    let status = status_of(&kept, &redundant, dof, report);
+    Ok(Settled {
+        status,
+        redundant,
+        conflicts: kept,
+        disagreements,
+    })
+}
+
 /// The size of the first [`MEASURED_CONFLICTS`] conflicts: how far each one's last joint
 /// is from holding when the cluster's other joints hold exactly (solved from the best
-/// point); the disagreement of the rows stays where they cannot.
-pub(super) fn measure(cx: &ClusterAt<'_>, conflicts: &mut [Conflict]) -> Result<(), SolveError> {
-    for conflict in conflicts.iter_mut().take(MEASURED_CONFLICTS) {
+/// point); the disagreement of the rows stays where they cannot. Returns, per conflict,
+/// whether it was measured within the geometric tolerance (lengths within it, angles
+/// within it over the model's reach: no point moved by more).
+fn measure(cx: &ClusterAt<'_>, conflicts: &mut [Conflict]) -> Result<Vec<bool>, SolveError> {
+    let mut within = vec![false; conflicts.len()];
+    let geometric = cx.tolerances.geometric;
+    let turn = geometric / cx.tolerances.reach.max(1.0);
+    for (conflict, tolerated) in conflicts
+        .iter_mut()
+        .zip(&mut within)
+        .take(MEASURED_CONFLICTS)
+    {
         let Some(&last) = conflict.joints.last() else {
             continue;
         };
         let (own, keep): (Vec<usize>, Vec<usize>) =
             cx.rows.iter().partition(|&&r| cx.joint_of(r) == Some(last));
-        if let Some(v) = violation_without(cx, &keep, &own)? {
-            conflict.violation = v;
+        if let Some(held) = violation_without(cx, &keep, &own)? {
+            conflict.violation = held.iter().fold(0.0f64, |m, &(_, v)| m.max(v.abs()));
+            let equations = cx.problem.system.equations();
+            *tolerated = held.iter().all(|&(k, v)| {
+                let limit = match equations.get(k).map(|e| e.quantity) {
+                    Some(tenon_system::Quantity::Angle) => turn.max(cx.tolerances.angle),
+                    _ => geometric,
+                };
+                v.abs() <= limit
+            });
         }
     }
-    Ok(())
+    Ok(within)
 }
 
 /// Adds a dependent row's conflict: rows of the same joint (the set's last) make one
@@ -100,16 +170,15 @@ fn add_conflict(
 }
 
 /// How a cluster stands, from what its analysis found and how its solve ended.
-pub(super) fn status_of(
+fn status_of(
     conflicts: &[Conflict],
     redundant: &[JointKey],
     dof: usize,
     report: &crate::ClusterReport,
-    options: SolveOptions,
 ) -> Status {
     if !conflicts.is_empty() {
         Status::Conflicting
-    } else if !report.converged || report.max_residual > options.tolerance {
+    } else if !report.converged {
         Status::Failed
     } else if !redundant.is_empty() {
         Status::OverConstrained

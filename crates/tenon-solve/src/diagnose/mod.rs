@@ -61,6 +61,7 @@ use tenon_model::{JointKey, PartKey};
 
 use crate::{
     column_weights, dulmage_mendelsohn, Incidence, Problem, SolveError, SolveOptions, SolveReport,
+    Tolerances,
 };
 
 /// A row adding less than this fraction of its own length is dependent.
@@ -184,6 +185,10 @@ pub struct ClusterDiagnosis {
     pub redundant: Vec<JointKey>,
     /// Sets of joints that cannot hold together.
     pub conflicts: Vec<Conflict>,
+    /// Sets of joints that repeat one another and disagree by less than the geometric
+    /// tolerance: placed by least squares (the set's last joint is also among
+    /// `redundant`), each with the size of its disagreement.
+    pub disagreements: Vec<Conflict>,
     /// Independent motions left, per part.
     pub free_motions: Vec<FreeMotion>,
     /// What the structure alone proves.
@@ -216,6 +221,10 @@ pub(super) struct ClusterAt<'a> {
     pub(super) weights: &'a [f64],
     pub(super) joint_order: &'a FxHashMap<JointKey, usize>,
     pub(super) options: SolveOptions,
+    /// The tolerances the solve judged by.
+    pub(super) tolerances: Tolerances,
+    /// Per equation and limit of the system, its tolerance.
+    pub(super) tolerance: &'a crate::tolerance::RowTolerances,
 }
 
 impl ClusterAt<'_> {
@@ -246,6 +255,8 @@ pub fn diagnose(
     } = *problem;
     system.check_lengths(state, params)?;
     let weights = column_weights(system);
+    let tolerances = report.tolerances;
+    let tolerance = tolerances.per_row(system);
     let joint_order: FxHashMap<JointKey, usize> = assembly
         .joints()
         .enumerate()
@@ -270,6 +281,8 @@ pub fn diagnose(
             weights: &weights,
             joint_order: &joint_order,
             options,
+            tolerances,
+            tolerance: &tolerance,
         };
         rows.sort_by_key(|&r| {
             let order = order_of.joint_of(r).and_then(|j| joint_order.get(&j));
@@ -306,8 +319,7 @@ pub fn diagnose(
         // a little, so the sparse analysis reads the pose where the error is concentrated
         // on as few equations as possible instead (see `concentrate`). Small clusters
         // keep the solve's pose: their dense analysis traces each combination whole.
-        let failed = (!c.converged || c.max_residual > options.tolerance)
-            && cols.len() > options.diagnose_columns;
+        let failed = !c.converged && cols.len() > options.diagnose_columns;
         let concentrated = if failed {
             let at = ClusterAt {
                 rows: &rows,
@@ -334,6 +346,8 @@ pub fn diagnose(
             weights: &weights,
             joint_order: &joint_order,
             options,
+            tolerances,
+            tolerance: &tolerance,
         };
         let mut adjacency: Vec<Vec<u32>> = vec![Vec::new(); rows.len()];
         for &(r, col, _) in &jac.entries {
@@ -355,6 +369,7 @@ pub fn diagnose(
             dof: None,
             redundant: Vec::new(),
             conflicts: Vec::new(),
+            disagreements: Vec::new(),
             free_motions: Vec::new(),
             structure,
         };
@@ -383,15 +398,11 @@ pub fn diagnose(
             .iter()
             .map(|d| (d.row, d.coefficients.as_slice()))
             .collect();
-        let dependents::Findings {
-            redundant,
-            mut conflicts,
-        } = dependents::classify(&cx, dependents, |k, joint, _| {
+        let findings = dependents::classify(&cx, dependents, |k, joint, _| {
             let combination = coefficients.get(&k).copied().unwrap_or(&[]);
             rows::combination_joints(combination, joint, &joint_order, |i| cx.joint_of_row(i))
         });
-        dependents::measure(&cx, &mut conflicts)?;
-        let status = dependents::status_of(&conflicts, &redundant, dof, c, options);
+        let settled = dependents::settle(&cx, findings, dof, c)?;
         let free_motions = motions::free_motions(
             &motions::NullSpace {
                 system,
@@ -406,9 +417,10 @@ pub fn diagnose(
         );
         clusters.push(ClusterDiagnosis {
             dof: Some(dof),
-            status,
-            redundant,
-            conflicts,
+            status: settled.status,
+            redundant: settled.redundant,
+            conflicts: settled.conflicts,
+            disagreements: settled.disagreements,
             free_motions,
             ..base
         });

@@ -6,7 +6,7 @@ use nalgebra::DMatrix;
 use rustc_hash::{FxHashMap, FxHashSet};
 use tenon_model::JointKey;
 
-use super::dependents::{classify, measure, status_of};
+use super::dependents::{classify, settle};
 use super::rows::{analyse_rows, combination_joints};
 use super::{ClusterAt, ClusterDiagnosis, DEPENDENT_ROW, MEASURED_CONFLICTS, WINDOW_COLUMNS};
 use crate::row_rank::row_rank;
@@ -55,14 +55,13 @@ impl SparseCluster<'_> {
             }
             .unwrap_or_else(|| vec![joint])
         });
-        let (redundant, mut conflicts) = (findings.redundant, findings.conflicts);
-        measure(cx, &mut conflicts)?;
-        let status = status_of(&conflicts, &redundant, dof, report, cx.options);
+        let settled = settle(cx, findings, dof, report)?;
         Ok(ClusterDiagnosis {
             dof: Some(dof),
-            status,
-            redundant,
-            conflicts,
+            status: settled.status,
+            redundant: settled.redundant,
+            conflicts: settled.conflicts,
+            disagreements: settled.disagreements,
             ..base
         })
     }

@@ -8,6 +8,13 @@ use super::{KinematicRun, MAX_CHORD_STEPS, MAX_NEWTON_STEPS, MAX_REFINEMENTS};
 use crate::{Problem, SolveError};
 
 impl KinematicRun {
+    /// Whether residuals `r` (of the run's rows) are all within their tolerances.
+    fn holds(&self, r: &[f64]) -> bool {
+        r.iter()
+            .zip(&self.row_tolerance)
+            .all(|(x, t)| x.abs() <= *t)
+    }
+
     /// Corrects a predicted state by chord steps with the last frame's Jacobian (its
     /// matrix is still filled): `x <- x - J^+ r`, up to [`MAX_CHORD_STEPS`], each to be
     /// at least four times smaller than the one before. Returns the largest residual when
@@ -37,7 +44,7 @@ impl KinematicRun {
             if !largest.is_finite() || largest > 0.25 * last {
                 break;
             }
-            if largest <= self.options.tolerance {
+            if self.holds(&r) {
                 return Ok(Some(largest));
             }
             last = largest;
@@ -71,7 +78,7 @@ impl KinematicRun {
             if !largest.is_finite() || largest > 0.25 * last {
                 break;
             }
-            if largest <= self.options.tolerance {
+            if self.holds(&r) {
                 return Ok(Some((largest, jac)));
             }
             last = largest;

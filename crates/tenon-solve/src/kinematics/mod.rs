@@ -119,6 +119,10 @@ pub struct KinematicRun {
     rows: Vec<usize>,
     weights: Vec<f64>,
     options: SolveOptions,
+    /// The tolerances at the run's start (lengths scaled by the model's reach).
+    tolerances: crate::Tolerances,
+    /// Per row of `rows`, its tolerance.
+    row_tolerance: Vec<f64>,
     state: Vec<f64>,
     params: Vec<f64>,
     velocity: Vec<f64>,
@@ -175,10 +179,16 @@ impl KinematicRun {
     ) -> Result<Self, SolveError> {
         problem.system.check_lengths(&state, &params)?;
         let dimension = problem.system.tangent_dimension();
+        let rows = run_rows(problem.system);
+        let tolerances = crate::Tolerances::at(problem.system, &state, &options);
+        let per_row = tolerances.per_row(problem.system);
+        let row_tolerance = rows.iter().map(|&k| per_row.equation(k)).collect();
         Ok(KinematicRun {
             work: rates.work(),
             matrix: None,
-            rows: run_rows(problem.system),
+            rows,
+            tolerances,
+            row_tolerance,
             weights: column_weights(problem.system),
             options: SolveOptions {
                 include_motions: true,
@@ -266,6 +276,7 @@ impl KinematicRun {
                 clusters: Vec::new(),
                 unsatisfied: Vec::new(),
                 flipped: Vec::new(),
+                tolerances: self.tolerances,
             },
             None => {
                 evaluated = None;

@@ -23,6 +23,7 @@ use petgraph::unionfind::UnionFind;
 use tenon_system::{ClusterTape, LimitRow, Scratch, StageTape, System};
 
 use crate::blocks;
+use crate::tolerance::RowTolerances;
 use crate::{takes_part, ClusterReport, LimitReport, SolveError, SolveOptions};
 use piece::{solve_piece, solve_staged, Equations, Room, Run, Work};
 
@@ -58,11 +59,10 @@ fn local_weights(cluster: &ClusterTape, weights: &[f64]) -> Vec<f64> {
 pub(crate) fn solve_rows(
     cluster: &ClusterTape,
     scratch: &mut Scratch,
-    state: &[f64],
-    params: &[f64],
+    (state, params): (&[f64], &[f64]),
     weights: &[f64],
     rows: Vec<usize>,
-    options: SolveOptions,
+    (tolerance, options): (&RowTolerances, SolveOptions),
 ) -> Result<(Vec<f64>, Vec<f64>, bool), SolveError> {
     let mut local = cluster.gather(state);
     let mut params: Cow<'_, [f64]> = Cow::Borrowed(params);
@@ -81,6 +81,7 @@ pub(crate) fn solve_rows(
         params: &mut params,
         room: &mut room,
         weight: &weight,
+        tolerance,
         options,
     };
     let report = solve_piece(
@@ -95,11 +96,7 @@ pub(crate) fn solve_rows(
         },
         &mut work,
     )?;
-    Ok((
-        local,
-        params.into_owned(),
-        report.residual <= options.tolerance,
-    ))
+    Ok((local, params.into_owned(), report.excess <= 1.0))
 }
 
 /// One compiled cluster to solve, with its stage tapes if [`crate::prepare`] made them.
@@ -108,6 +105,8 @@ pub(crate) struct ClusterJob<'a> {
     pub(crate) cluster: &'a ClusterTape,
     /// Per piece, its stages (empty: solved whole).
     pub(crate) stages: Option<&'a [Vec<StageTape>]>,
+    /// Per equation of the system, its tolerance (see [`crate::Tolerances`]).
+    pub(crate) tolerance: &'a RowTolerances,
 }
 
 /// The equations of a cluster that take part in a solve with `options`.
@@ -166,7 +165,7 @@ pub(crate) fn solve_cluster(
     weights: &[f64],
     options: SolveOptions,
 ) -> Result<ClusterResult, SolveError> {
-    let (system, cluster) = (job.system, job.cluster);
+    let (system, cluster, tolerance) = (job.system, job.cluster, job.tolerance);
     let mut local = cluster.gather(state);
     let mut params: Cow<'_, [f64]> = Cow::Borrowed(params);
     let mut out = cluster.output();
@@ -200,6 +199,7 @@ pub(crate) fn solve_cluster(
             params: &mut params,
             room: &mut room,
             weight: &weight,
+            tolerance,
             options,
         };
         let equations = Equations {
@@ -214,7 +214,7 @@ pub(crate) fn solve_cluster(
             Some(stages) => solve_staged(equations, piece, stages, run, &mut work)?,
             None => solve_piece(equations, piece, run, &mut work)?,
         };
-        if let Some(start) = start.filter(|_| report.residual > options.tolerance) {
+        if let Some(start) = start.filter(|_| report.excess > 1.0) {
             let equations = Equations {
                 tape: cluster,
                 out: &mut out,
@@ -267,13 +267,16 @@ pub(crate) fn solve_cluster(
                 })
             })
             .collect();
-        let limits_hold = limits.iter().all(|l| l.excess <= options.tolerance);
+        let limits_hold = report
+            .limits
+            .iter()
+            .all(|(l, e)| *e <= tolerance.limit(l.limit));
         reports.push(ClusterReport {
             parts,
             equations,
             iterations: report.iterations,
             max_residual: report.residual,
-            converged: report.residual <= options.tolerance && limits_hold,
+            converged: report.excess <= 1.0 && limits_hold,
             limits,
             rank: report.rank,
             dof: report.rank.map(|r| piece.cols.len().saturating_sub(r)),

@@ -8,6 +8,7 @@ use tenon_system::{ClusterOutput, ClusterTape, LimitRow, Scratch, StageTape};
 
 use super::Part;
 use crate::linalg::{self, StepMatrix};
+use crate::tolerance::RowTolerances;
 use crate::{SolveError, SolveOptions};
 
 /// Step components below this fraction of the largest are dropped as rounding noise.
@@ -21,6 +22,9 @@ const MAX_CHORD_STEPS: usize = 5;
 pub(super) struct PieceReport {
     pub(super) iterations: usize,
     pub(super) residual: f64,
+    /// The largest residual relative to its equation's tolerance (1 or less: every
+    /// equation holds).
+    pub(super) excess: f64,
     /// The residuals of its equations at the end: `(local row, value)`.
     pub(super) residuals: Vec<(usize, f64)>,
     pub(super) rank: Option<usize>,
@@ -50,6 +54,9 @@ pub(super) struct Work<'w, 'p> {
     pub(super) params: &'w mut Cow<'p, [f64]>,
     pub(super) room: &'w mut Room,
     pub(super) weight: &'w [f64],
+    /// Per equation of the system (see [`crate::Tolerances::per_equation`]), its
+    /// tolerance.
+    pub(super) tolerance: &'w RowTolerances,
     pub(super) options: SolveOptions,
 }
 
@@ -90,7 +97,7 @@ pub(super) fn solve_staged(
         };
         let report = solve_piece(equations, &part, stage_run, work)?;
         iterations += report.iterations;
-        if k > 0 && report.residual > work.options.tolerance {
+        if k > 0 && report.excess > 1.0 {
             return solve_whole_again((whole, piece), start, (run, iterations), work);
         }
     }
@@ -98,10 +105,12 @@ pub(super) fn solve_staged(
     cluster.evaluate(work.scratch, work.local, work.params, out)?;
     let residuals = final_residuals(piece, out);
     let residual = residuals.iter().fold(0.0f64, |m, &(_, v)| m.max(v.abs()));
+    let row_tol = row_tolerances(cluster, work.tolerance);
+    let excess = excess_of(&piece.rows, out.residuals(), &row_tol);
     // Each stage held its own equations, yet the piece does not: a later stage moved
     // what an earlier one's equations read (a random chain: a slider left free before a
     // driven revolute, ended 1.3e-8 off). Solved whole from the start instead.
-    if residual > work.options.tolerance && stages.len() > 1 {
+    if excess > 1.0 && stages.len() > 1 {
         let whole = Equations { tape: cluster, out };
         return solve_whole_again((whole, piece), start, (run, iterations), work);
     }
@@ -125,6 +134,7 @@ pub(super) fn solve_staged(
     Ok(PieceReport {
         iterations,
         residual,
+        excess,
         residuals,
         rank,
         limits: Vec::new(),
@@ -219,6 +229,7 @@ fn solve_piece_in(
         params,
         room,
         weight,
+        tolerance,
         options,
     } = work;
     let (scratch, local, params, options): (
@@ -236,6 +247,7 @@ fn solve_piece_in(
     } = &mut **room;
     let col_of: &[usize] = col_of;
     let piece_weight: Vec<f64> = piece.cols.iter().map(|&c| weight[c]).collect();
+    let row_tol = row_tolerances(cluster, tolerance);
     let mut iterations = 0;
     let mut lambda = 0.0;
     let mut first_residual: Option<f64> = None;
@@ -289,14 +301,15 @@ fn solve_piece_in(
         r.clear();
         r.extend(rows.iter().map(|&k| out.residuals()[k]));
         let residual = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let excess = excess_of(&rows, out.residuals(), &row_tol);
         // Joint limits (active set): a limit the converged pose breaks is held at its
         // bound from then on, and the piece solved again from there.
-        if residual <= options.tolerance && iterations < options.max_iterations {
+        if excess <= 1.0 && iterations < options.max_iterations {
             let broken: Vec<LimitRow> = piece
                 .limits
                 .iter()
                 .filter(|l| !active.contains(l))
-                .filter(|l| l.excess(out.residuals()[l.row]) > options.tolerance)
+                .filter(|l| l.excess(out.residuals()[l.row]) > row_tol[l.row])
                 .copied()
                 .collect();
             if !broken.is_empty() {
@@ -310,14 +323,27 @@ fn solve_piece_in(
                 continue;
             }
         }
-        let done = residual <= options.tolerance || iterations >= options.max_iterations;
+        let done = excess <= 1.0 || iterations >= options.max_iterations;
+        // Out of iterations after kicks that found nothing better: back to where the
+        // first kick started, and end there.
+        if done && excess > 1.0 {
+            if let Some((best, at, p)) = before_kicks.take() {
+                if best < residual {
+                    local.copy_from_slice(&at);
+                    *params = Cow::Owned(p);
+                    (values, derivatives) = (false, false);
+                    continue;
+                }
+            }
+        }
         if rows.is_empty() || !residual.is_finite() {
             return Ok(PieceReport {
                 iterations,
                 residual,
+                excess,
                 residuals: final_residuals(piece, out),
                 rank: Some(0),
-                limits: limit_report(piece, &active, out, options),
+                limits: limit_report(piece, &active, out, &row_tol),
                 whole_again: false,
             });
         }
@@ -330,9 +356,10 @@ fn solve_piece_in(
             return Ok(PieceReport {
                 iterations,
                 residual,
+                excess,
                 residuals: final_residuals(piece, out),
                 rank: None,
-                limits: limit_report(piece, &active, out, options),
+                limits: limit_report(piece, &active, out, &row_tol),
                 whole_again: false,
             });
         }
@@ -348,9 +375,10 @@ fn solve_piece_in(
         let stuck = |out: &ClusterOutput| PieceReport {
             iterations: taken,
             residual,
+            excess,
             residuals: final_residuals(piece, out),
             rank: None,
-            limits: limit_report(piece, &active, out, options),
+            limits: limit_report(piece, &active, out, &row_tol),
             whole_again: false,
         };
         let factored = if linalg::all_finite(jac.entries.iter().map(|e| &e.2)) {
@@ -369,6 +397,7 @@ fn solve_piece_in(
             return Ok(PieceReport {
                 iterations,
                 residual,
+                excess,
                 residuals: final_residuals(piece, out),
                 rank: if !run.rank {
                     None
@@ -384,7 +413,7 @@ fn solve_piece_in(
                     };
                     equation_rank(&at, piece, options)?
                 },
-                limits: limit_report(piece, &active, out, options),
+                limits: limit_report(piece, &active, out, &row_tol),
                 whole_again: false,
             });
         }
@@ -424,10 +453,7 @@ fn solve_piece_in(
         // 5.3e-12), where Newton alone took three steps.
         if accepted && alpha >= 1.0 {
             for _ in 0..MAX_CHORD_STEPS {
-                let largest = rows
-                    .iter()
-                    .fold(0.0f64, |m, &k| m.max(out.residuals()[k].abs()));
-                if largest <= options.tolerance {
+                if excess_of(&rows, out.residuals(), &row_tol) <= 1.0 {
                     break;
                 }
                 r.clear();
@@ -485,6 +511,7 @@ fn solve_piece_in(
                 return Ok(PieceReport {
                     iterations,
                     residual: r.iter().fold(0.0f64, |m, x| m.max(x.abs())),
+                    excess: excess_of(&rows, out.residuals(), &row_tol),
                     residuals: final_residuals(piece, out),
                     rank: equation_rank(
                         &Linearization {
@@ -497,7 +524,7 @@ fn solve_piece_in(
                         piece,
                         options,
                     )?,
-                    limits: limit_report(piece, &active, out, options),
+                    limits: limit_report(piece, &active, out, &row_tol),
                     whole_again: false,
                 });
             }
@@ -658,14 +685,44 @@ fn limit_report(
     piece: &Part,
     active: &[LimitRow],
     out: &ClusterOutput,
-    options: SolveOptions,
+    row_tol: &[f64],
 ) -> Vec<(LimitRow, f64)> {
     piece
         .limits
         .iter()
         .filter_map(|l| {
             let excess = l.excess(out.residuals()[l.row]);
-            (active.contains(l) || excess > options.tolerance).then_some((*l, excess))
+            (active.contains(l) || excess > row_tol[l.row]).then_some((*l, excess))
         })
         .collect()
+}
+
+/// Per row of `tape`, its equation's tolerance (from the system-wide `tolerance`).
+/// Per row of `tape`, its tolerance: its equations', then (after them) its limit rows'.
+pub(super) fn row_tolerances(tape: &ClusterTape, tolerance: &RowTolerances) -> Vec<f64> {
+    let mut row_tol: Vec<f64> = tape
+        .equations()
+        .iter()
+        .map(|&e| tolerance.equation(e))
+        .collect();
+    for l in tape.limit_rows() {
+        if row_tol.len() <= l.row {
+            row_tol.resize(l.row + 1, crate::TOLERANCE);
+        }
+        row_tol[l.row] = tolerance.limit(l.limit);
+    }
+    row_tol
+}
+
+/// The largest of `rows`' residuals relative to their tolerances (1 or less: all hold;
+/// NaN counts as not holding).
+pub(super) fn excess_of(rows: &[usize], residuals: &[f64], row_tol: &[f64]) -> f64 {
+    rows.iter().fold(0.0f64, |m, &k| {
+        let e = residuals[k].abs() / row_tol[k];
+        if e.is_nan() {
+            f64::INFINITY
+        } else {
+            m.max(e)
+        }
+    })
 }

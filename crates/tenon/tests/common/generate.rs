@@ -160,6 +160,12 @@ fn chain_with(n: usize, driven: bool) -> String {
 /// `m` RSSR four-bars: crank (length 30) about z at `A = (0, y, 0)`, rocker (length 80)
 /// about x at `D = (100, y, 20)`, coupler on balls.
 pub fn rssr(m: usize) -> String {
+    rssr_at(m, |i| grid(i, 200.0), (2.0, 4.0))
+}
+
+/// [`rssr`] with copy `i` at `place(i)` and parts started off by up to `off.0` units
+/// and `off.1` degrees.
+fn rssr_at(m: usize, place: impl Fn(usize) -> (f64, f64), off: (f64, f64)) -> String {
     let crank = 60.0f64.to_radians();
     let rocker = 70.0f64.to_radians();
     let b = [30.0 * crank.cos(), 30.0 * crank.sin(), 0.0];
@@ -194,7 +200,7 @@ pub fn rssr(m: usize) -> String {
     let mut s = header("");
     s.push_str(r#"{ "id": "ground", "grounded": true, "markers": {"#);
     for i in 0..m {
-        let (xx, yy) = grid(i, 200.0);
+        let (xx, yy) = place(i);
         if i > 0 {
             s.push(',');
         }
@@ -208,7 +214,7 @@ pub fn rssr(m: usize) -> String {
     s.push_str("} }");
     let mut joints = Vec::new();
     for i in 0..m {
-        let (xx, yy) = grid(i, 200.0);
+        let (xx, yy) = place(i);
         let key = 3 * i;
         s.push_str(",\n");
         s.push_str(&part(
@@ -216,8 +222,8 @@ pub fn rssr(m: usize) -> String {
             [xx, yy, 0.0],
             &rot_z(60.0),
             key,
-            2.0,
-            4.0,
+            off.0,
+            off.1,
             r#""p": {}, "q": { "position": [30, 0, 0] }"#,
         ));
         s.push_str(",\n");
@@ -226,8 +232,8 @@ pub fn rssr(m: usize) -> String {
             [b[0] + xx, b[1] + yy, b[2]],
             &coupler,
             key + 1,
-            2.0,
-            4.0,
+            off.0,
+            off.1,
             &format!(r#""p": {{}}, "q": {{ "position": [{len}, 0, 0] }}"#),
         ));
         s.push_str(",\n");
@@ -236,8 +242,8 @@ pub fn rssr(m: usize) -> String {
             [100.0 + xx, yy, 20.0],
             &rocker_frame,
             key + 2,
-            2.0,
-            4.0,
+            off.0,
+            off.1,
             r#""p": {}, "q": { "position": [80, 0, 0] }"#,
         ));
         joints.push(revolute(
@@ -474,4 +480,136 @@ pub fn moving_chain(n: usize) -> String {
     text.push_str(&motions.join(",\n"));
     text.push_str("] }");
     text
+}
+
+/// The scale cases of issue 16, laid out the way users draw them (straight, from a
+/// corner outward, in millimetres), every part started off its solved pose by 1 to 2
+/// units and degrees (the sign and size vary part by part).
+pub mod scale {
+    use super::{finish, header, part, revolute, rot_z, wobble, Write};
+
+    /// An offset of 1 to 2 (sign varying) for part `key`, coordinate `salt`.
+    fn off(key: usize, salt: f64) -> f64 {
+        let w = wobble(key, salt);
+        w.signum() * (1.0 + w.abs())
+    }
+
+    /// A part placed at `at` turned `angle` degrees about z, then started off by
+    /// [`off`] in x, y and its angle (times `scale`).
+    fn placed(id: &str, at: [f64; 2], angle: f64, key: usize, scale: f64, markers: &str) -> String {
+        let mut text = part(
+            id,
+            [
+                at[0] + scale * off(key, 1.0),
+                at[1] + scale * off(key, 2.0),
+                0.0,
+            ],
+            &rot_z(angle + scale * off(key, 3.0)),
+            key,
+            0.0,
+            0.0,
+            markers,
+        );
+        text.shrink_to_fit();
+        text
+    }
+
+    /// A straight chain of `n` links of `length` along x from `origin`, revolutes about
+    /// z, the first on the ground: coordinates reach `origin + n * length`.
+    pub fn chain(n: usize, length: f64, origin: [f64; 2]) -> String {
+        chain_of(n, &[length], origin)
+    }
+
+    /// A straight chain of mixed sizes from `origin`: 10 m frames, 0.1 mm pins and
+    /// 100 mm links in turn (frame, pin, link, pin), revolutes about z.
+    pub fn mixed(n: usize, origin: [f64; 2]) -> String {
+        chain_of(n, &[10_000.0, 0.1, 100.0, 0.1], origin)
+    }
+
+    /// A straight chain whose link `k` has length `lengths[k % lengths.len()]`.
+    pub fn chain_of(n: usize, lengths: &[f64], origin: [f64; 2]) -> String {
+        let mut s = header("");
+        let _ = write!(
+            s,
+            r#"{{ "id": "ground", "grounded": true, "markers": {{ "m": {{ "position": [{}, {}, 0] }} }} }}"#,
+            origin[0], origin[1]
+        );
+        let mut joints = Vec::with_capacity(n);
+        let mut x = origin[0];
+        for k in 0..n {
+            let length = lengths[k % lengths.len()];
+            let markers = format!(r#""a": {{}}, "b": {{ "position": [{length}, 0, 0] }}"#);
+            s.push_str(",\n");
+            s.push_str(&placed(
+                &format!("link{k}"),
+                [x, origin[1]],
+                0.0,
+                k,
+                1.0,
+                &markers,
+            ));
+            x += length;
+            let j = if k == 0 {
+                ("ground".to_string(), "m")
+            } else {
+                (format!("link{}", k - 1), "b")
+            };
+            joints.push(revolute(
+                &format!("r{k}"),
+                (&format!("link{k}"), "a"),
+                (&j.0, j.1),
+                "",
+            ));
+        }
+        finish(s, &joints)
+    }
+
+    /// A straight ladder of `cells` square cells of side `side` along x from `origin`:
+    /// uprights `u0` (grounded) to `u{cells}`, bottom and top bars `b{k}`, `t{k}`, four
+    /// revolutes about z per cell (two redundant equations per cell).
+    pub fn ladder(cells: usize, side: f64, origin: [f64; 2]) -> String {
+        let upright = format!(r#""a": {{}}, "b": {{ "position": [{side}, 0, 0] }}"#);
+        let mut s = header("");
+        let _ = write!(
+            s,
+            r#"{{ "id": "u0", "grounded": true, "placement": {{ "position": [{}, {}, 0], "rotation": {{ "axis": [0, 0, 1], "angle": 90 }} }}, "markers": {{ {upright} }} }}"#,
+            origin[0], origin[1]
+        );
+        let mut joints = Vec::with_capacity(4 * cells);
+        for k in 1..=cells {
+            let x0 = origin[0] + side * (k - 1) as f64;
+            let key = 3 * k;
+            for (name, at, angle, key) in [
+                (format!("b{k}"), [x0, origin[1]], 0.0, key),
+                (format!("t{k}"), [x0, origin[1] + side], 0.0, key + 1),
+                (format!("u{k}"), [x0 + side, origin[1]], 90.0, key + 2),
+            ] {
+                s.push_str(",\n");
+                s.push_str(&placed(&name, at, angle, key, 1.0, &upright));
+            }
+            let (prev, this) = (format!("u{}", k - 1), format!("u{k}"));
+            let (bk, tk) = (format!("b{k}"), format!("t{k}"));
+            joints.push(revolute(&format!("bp{k}"), (&bk, "a"), (&prev, "a"), ""));
+            joints.push(revolute(&format!("bq{k}"), (&bk, "b"), (&this, "a"), ""));
+            joints.push(revolute(&format!("tp{k}"), (&tk, "a"), (&prev, "b"), ""));
+            joints.push(revolute(&format!("tq{k}"), (&tk, "b"), (&this, "b"), ""));
+        }
+        finish(s, &joints)
+    }
+
+    /// `m` spatial RSSR four-bars (crank 30 about z, rocker 80 about x, coupler on two
+    /// balls) in rows of 50 at a 200 by 200 pitch, the first at `origin`: `super::rssr`'s
+    /// mechanism laid out in a plant's grid, started off by [`off`].
+    pub fn rssr(m: usize, origin: [f64; 2]) -> String {
+        super::rssr_at(
+            m,
+            |i| {
+                (
+                    origin[0] + 200.0 * (i % 50) as f64,
+                    origin[1] + 200.0 * (i / 50) as f64,
+                )
+            },
+            (2.0, 2.0),
+        )
+    }
 }

@@ -1,0 +1,158 @@
+//! The solver's tolerances, in one place, and how they scale with the model.
+//!
+//! A residual is computed from world coordinates, and a coordinate `x` is known to about
+//! `|x| * f64::EPSILON`: an assembly 300 m from the origin in millimetres cannot bring a
+//! point-on-point residual below about 1e-10, whatever the solver does. So the length
+//! tolerance grows with the model's reach (how far its parts lie from the origin, see
+//! [`tenon_system::System::reach`]): `max(TOLERANCE, RELATIVE_TOLERANCE * reach)`, about
+//! 450 units in the last place of the largest coordinate, and never looser than a
+//! ten-billionth of the reach. Angles (and direction cosines) do not grow with the
+//! model: their tolerance is [`TOLERANCE`] radians.
+//!
+//! The geometric tolerance is the user's (`--tolerance`, the file's `settings`): joints
+//! that repeat others and disagree with them by less than it are placed by least squares
+//! and reported as over-constrained with their disagreement; by more, conflicting. It is
+//! never below the length tolerance.
+//!
+//! Architecture invariant: every comparison of a residual with a tolerance, in the
+//! solve, the diagnosis, drag and the kinematic runs, goes through [`Tolerances`], so a
+//! residual is judged the same way everywhere.
+
+use tenon_system::{Quantity, System};
+
+use crate::SolveOptions;
+
+/// The tolerance (model units for lengths, radians for angles) of a model within 1,000
+/// units of the origin; the floor of every tolerance.
+pub const TOLERANCE: f64 = 1e-10;
+
+/// Length residuals are held to this fraction of the model's reach, when that is more
+/// than [`TOLERANCE`].
+pub const RELATIVE_TOLERANCE: f64 = 1e-13;
+
+/// Singular values below this fraction of the largest count as zero (rank decisions).
+pub const RANK_TOLERANCE: f64 = 1e-9;
+
+/// The tolerances a solve judged by: stated in every report.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerances {
+    /// Length residuals (model units).
+    pub length: f64,
+    /// Angle residuals and direction cosines (radians).
+    pub angle: f64,
+    /// Disagreements of repeated joints that are placed rather than refused (model
+    /// units; at least `length`).
+    pub geometric: f64,
+    /// The model's reach the length tolerance was scaled by (model units).
+    pub reach: f64,
+}
+
+impl Tolerances {
+    /// The tolerances for `options` on a model reaching `reach` units from the origin.
+    pub fn new(options: &SolveOptions, reach: f64) -> Tolerances {
+        let reach = if reach.is_finite() { reach.abs() } else { 0.0 };
+        let length = options.tolerance.max(RELATIVE_TOLERANCE * reach);
+        let geometric = options
+            .geometric_tolerance
+            .filter(|g| g.is_finite())
+            .map_or(length, |g| g.max(length));
+        Tolerances {
+            length,
+            angle: options.tolerance,
+            geometric,
+            reach,
+        }
+    }
+
+    /// The tolerances for `options` on `system` at `state`.
+    pub fn at(system: &System, state: &[f64], options: &SolveOptions) -> Tolerances {
+        Tolerances::new(options, system.reach(state))
+    }
+
+    /// The tolerance of a residual measuring `quantity`.
+    pub fn of(&self, quantity: Quantity) -> f64 {
+        match quantity {
+            Quantity::Length => self.length,
+            Quantity::Angle => self.angle,
+        }
+    }
+
+    /// Per equation and per joint limit of `system`, its tolerance.
+    pub(crate) fn per_row(&self, system: &System) -> RowTolerances {
+        RowTolerances {
+            equations: system
+                .equations()
+                .iter()
+                .map(|e| self.of(e.quantity))
+                .collect(),
+            limits: system
+                .limits()
+                .iter()
+                .map(|l| match l.coordinate {
+                    tenon_model::Coordinate::Angle => self.angle,
+                    tenon_model::Coordinate::Distance => self.length,
+                })
+                .collect(),
+        }
+    }
+
+    /// The largest tolerance of any kind (for sizes that mix lengths and angles).
+    pub fn loosest(&self) -> f64 {
+        self.length.max(self.angle)
+    }
+}
+
+/// The tolerance of each equation (in [`System::equations`] order) and of each joint
+/// limit (in [`System::limits`] order) of a system.
+#[derive(Debug, Clone)]
+pub(crate) struct RowTolerances {
+    pub(crate) equations: Vec<f64>,
+    pub(crate) limits: Vec<f64>,
+}
+
+impl RowTolerances {
+    /// Equation `k`'s tolerance.
+    pub(crate) fn equation(&self, k: usize) -> f64 {
+        self.equations.get(k).copied().unwrap_or(TOLERANCE)
+    }
+
+    /// Limit `k`'s tolerance.
+    pub(crate) fn limit(&self, k: usize) -> f64 {
+        self.limits.get(k).copied().unwrap_or(TOLERANCE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_scale_with_reach_and_angles_do_not() {
+        let options = SolveOptions::default();
+        let near = Tolerances::new(&options, 500.0);
+        assert_eq!(near.length, TOLERANCE);
+        assert_eq!(near.angle, TOLERANCE);
+        // 300 m in millimetres: one unit in the last place is 5.8e-11.
+        let far = Tolerances::new(&options, 3e5);
+        assert!((far.length - 3e-8).abs() < 1e-20);
+        assert_eq!(far.angle, TOLERANCE);
+        assert_eq!(far.geometric, far.length);
+        // 10 m: a 1e-6 mm disagreement is well above the tolerance.
+        assert!(Tolerances::new(&options, 1e4).length < 1e-8);
+    }
+
+    #[test]
+    fn geometric_tolerance_is_never_below_the_length_tolerance() {
+        let options = SolveOptions {
+            geometric_tolerance: Some(1e-12),
+            ..SolveOptions::default()
+        };
+        let t = Tolerances::new(&options, 1e6);
+        assert_eq!(t.geometric, t.length);
+        let loose = SolveOptions {
+            geometric_tolerance: Some(0.05),
+            ..SolveOptions::default()
+        };
+        assert_eq!(Tolerances::new(&loose, 100.0).geometric, 0.05);
+    }
+}
