@@ -16,9 +16,13 @@ struct Checked<'a> {
     diagnosis: &'a Diagnosis,
 }
 
-pub(crate) fn run(file: &Path, as_json: bool) -> Result<(), Failure> {
+pub(crate) fn run(
+    file: &Path,
+    given: &crate::solve::Given<'_>,
+    as_json: bool,
+) -> Result<(), Failure> {
     let name = file.display().to_string();
-    let (mut mechanism, progress) = crate::solve::load(file, &[])?;
+    let (mut mechanism, progress) = crate::solve::load(file, given)?;
     let diagnosis = mechanism
         .diagnose_with_progress(&mut |p| progress.phase(p))
         .map_err(|e| Failure {
@@ -96,13 +100,24 @@ fn cluster_sentences(assembly: &Assembly, c: &ClusterDiagnosis, out: &mut String
             c.structure.unfixed_unknowns
         ));
     }
-    for j in c.redundant.iter().take(HUMAN_LINES) {
+    // Joints ending a disagreement get their own sentence below.
+    let disagreeing: Vec<JointKey> = c
+        .disagreements
+        .iter()
+        .filter_map(|d| d.joints.last().copied())
+        .collect();
+    let plain: Vec<&JointKey> = c
+        .redundant
+        .iter()
+        .filter(|j| !disagreeing.contains(j))
+        .collect();
+    for j in plain.iter().take(HUMAN_LINES) {
         out.push_str(&format!(
             "    joint '{}' repeats what the other joints already hold (redundant)\n",
-            joint_name(assembly, *j)
+            joint_name(assembly, **j)
         ));
     }
-    more(out, c.redundant.len(), "redundant joints");
+    more(out, plain.len(), "redundant joints");
     for k in c.conflicts.iter().take(HUMAN_LINES) {
         if let Some((last, rest)) = k.joints.split_last() {
             let by = if k.violation.is_finite() {
@@ -126,6 +141,21 @@ fn cluster_sentences(assembly: &Assembly, c: &ClusterDiagnosis, out: &mut String
         }
     }
     more(out, c.conflicts.len(), "conflicts");
+    for d in c.disagreements.iter().take(HUMAN_LINES) {
+        if let Some((last, rest)) = d.joints.split_last() {
+            let with = if rest.is_empty() {
+                String::new()
+            } else {
+                format!(" with {}", names(assembly, rest))
+            };
+            out.push_str(&format!(
+                "    joint '{}' repeats and disagrees{with} by {:.6}, within the tolerance: placed by least squares\n",
+                joint_name(assembly, *last),
+                d.violation
+            ));
+        }
+    }
+    more(out, c.disagreements.len(), "disagreements");
     if c.free_motions.is_empty() && c.dof.is_some_and(|d| d > 0) {
         out.push_str(&format!(
             "    (free motions are listed for clusters of up to {} unknowns)\n",
@@ -191,6 +221,7 @@ fn human(assembly: &Assembly, checked: &Checked<'_>) -> String {
             |d| format!("{d} degree(s) of freedom left")
         )
     ));
+    out.push_str(&crate::solve::tolerance_line(report));
     // Clusters with something to say first (conflicting, failed, over-constrained),
     // then the rest in file order, up to a screenful.
     let rank = |c: &ClusterDiagnosis| match c.status {

@@ -106,7 +106,11 @@ pub(crate) fn run_command<T: Written>(
         }
         None => None,
     };
-    let (mut mechanism, progress) = crate::solve::load(file, &[])?;
+    let given = crate::solve::Given {
+        sets: &[],
+        tolerance: None,
+    };
+    let (mut mechanism, progress) = crate::solve::load(file, &given)?;
     progress.done();
     let began = Instant::now();
     let trajectory = go(&mut mechanism, &name)?;

@@ -30,6 +30,11 @@ enum Command {
         /// Set a parameter before solving (repeatable).
         #[arg(long = "set", value_name = "NAME=NUMBER")]
         set: Vec<String>,
+        /// Repeated joints that disagree by less than TOL (model length units) are
+        /// placed by least squares and reported with their disagreement; by more,
+        /// conflicting (default: the file's `tolerance`, else the length tolerance).
+        #[arg(long, value_name = "TOL")]
+        tolerance: Option<f64>,
         /// Write the solved assembly (JSON v1) here; `-` for standard output.
         #[arg(short = 'o', value_name = "OUT.json")]
         output: Option<PathBuf>,
@@ -42,6 +47,14 @@ enum Command {
     Check {
         /// Assembly file (.json or .asmt).
         file: PathBuf,
+        /// Set a parameter before solving (repeatable).
+        #[arg(long = "set", value_name = "NAME=NUMBER")]
+        set: Vec<String>,
+        /// Repeated joints that disagree by less than TOL (model length units) are
+        /// placed by least squares and reported with their disagreement; by more,
+        /// conflicting (default: the file's `tolerance`, else the length tolerance).
+        #[arg(long, value_name = "TOL")]
+        tolerance: Option<f64>,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -153,10 +166,31 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Solve {
             file,
             set,
+            tolerance,
             output,
             json,
-        } => solve::run(&file, &set, output.as_deref(), json),
-        Command::Check { file, json } => check::run(&file, json),
+        } => solve::run(
+            &file,
+            &solve::Given {
+                sets: &set,
+                tolerance,
+            },
+            output.as_deref(),
+            json,
+        ),
+        Command::Check {
+            file,
+            set,
+            tolerance,
+            json,
+        } => check::run(
+            &file,
+            &solve::Given {
+                sets: &set,
+                tolerance,
+            },
+            json,
+        ),
         Command::Kinematics { run } => {
             kinematics::run(&run.file, (run.end, run.step), run.output.as_deref())
         }

@@ -84,21 +84,42 @@ impl Progress {
     }
 }
 
+/// What the command line gives a solve or check besides the file.
+pub(crate) struct Given<'a> {
+    /// `--set NAME=NUMBER`s.
+    pub(crate) sets: &'a [String],
+    /// `--tolerance TOL` (model length units).
+    pub(crate) tolerance: Option<f64>,
+}
+
 /// Loads `file`, applies `--set`s and builds, with a progress line for large
-/// assemblies (returned, for the solve to go on with).
-pub(crate) fn load(file: &Path, sets: &[String]) -> Result<(Mechanism, Progress), Failure> {
+/// assemblies (returned, for the solve to go on with); `--tolerance` replaces the
+/// file's geometric tolerance for this solve (the assembly, and a file written from it,
+/// keep their own).
+pub(crate) fn load(file: &Path, given: &Given<'_>) -> Result<(Mechanism, Progress), Failure> {
+    if let Some(t) = given.tolerance.filter(|t| !(t.is_finite() && *t >= 0.0)) {
+        return Err(bad_input(anyhow!(
+            "--tolerance {t}: expected a finite length of 0 or more"
+        )));
+    }
     let mut assembly = crate::read(file)?;
-    apply_sets(&mut assembly, sets, file)?;
+    apply_sets(&mut assembly, given.sets, file)?;
     let name = file.display().to_string();
     let progress = Progress::new(assembly.part_count());
-    let mechanism = Mechanism::new_with_progress(assembly, &mut |p| progress.phase(p))
+    let mut mechanism = Mechanism::new_with_progress(assembly, &mut |p| progress.phase(p))
         .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
+    if let Some(t) = given.tolerance {
+        mechanism.set_options(tenon::SolveOptions {
+            geometric_tolerance: Some(t),
+            ..mechanism.options()
+        });
+    }
     Ok((mechanism, progress))
 }
 
 pub(crate) fn run(
     file: &Path,
-    sets: &[String],
+    given: &Given<'_>,
     output: Option<&Path>,
     as_json: bool,
 ) -> Result<(), Failure> {
@@ -106,7 +127,7 @@ pub(crate) fn run(
     if let Some(out) = output {
         out_file::check(out, &[file])?;
     }
-    let (mut mechanism, progress) = load(file, sets)?;
+    let (mut mechanism, progress) = load(file, given)?;
     let report = mechanism
         .solve_with_progress(&mut |p| progress.phase(p))
         .map_err(|e| Failure {
@@ -159,6 +180,23 @@ pub(crate) fn run(
     }
 }
 
+/// The tolerances a report was judged by, as a line of the human report.
+pub(crate) fn tolerance_line(report: &Report) -> String {
+    let t = report.tolerances;
+    let mut line = format!(
+        "  tolerance: lengths {:.1e} (the model reaches {:.1} from the origin), angles {:.1e} rad",
+        t.length, t.reach, t.angle
+    );
+    if t.geometric > t.length {
+        line.push_str(&format!(
+            "; repeated joints placed when they disagree by less than {}",
+            t.geometric
+        ));
+    }
+    line.push('\n');
+    line
+}
+
 fn human(assembly: &Assembly, report: &Report, name: &str) -> String {
     let mut out = String::new();
     let status = if report.converged {
@@ -174,6 +212,7 @@ fn human(assembly: &Assembly, report: &Report, name: &str) -> String {
             |d| format!("{d} degree(s) of freedom left")
         )
     ));
+    out.push_str(&tolerance_line(report));
     // Failed clusters first, then the rest in file order, up to a screenful.
     let mut order: Vec<usize> = (0..report.clusters.len()).collect();
     order.sort_by_key(|&k| report.clusters[k].converged);
@@ -205,6 +244,12 @@ fn human(assembly: &Assembly, report: &Report, name: &str) -> String {
             "  joint '{}' does not hold: off by {:.3e}\n",
             joint_name(assembly, u.constraint.joint()),
             u.residual
+        ));
+    }
+    if report.clusters.iter().any(|c| c.placed) {
+        out.push_str(&format!(
+            "  note: repeated joints disagree by less than the tolerance ({}): placed by least squares; `tenon check` gives each disagreement\n",
+            report.tolerances.geometric
         ));
     }
     for m in messages(assembly, report) {

@@ -267,6 +267,7 @@ pub struct Assembly {
     motions: Vec<Motion>,
     forces: Forces,
     simulation: Option<Simulation>,
+    tolerance: Option<f64>,
     extra: Option<Extra>,
     nested_extras: Vec<NestedExtra>,
 }
@@ -299,6 +300,7 @@ impl Assembly {
             motions: Vec::new(),
             forces: Forces::default(),
             simulation: None,
+            tolerance: None,
             extra: None,
             nested_extras: Vec::new(),
         }
@@ -374,6 +376,12 @@ impl Assembly {
     /// Simulation settings, if given.
     pub fn simulation(&self) -> Option<&Simulation> {
         self.simulation.as_ref()
+    }
+    /// The geometric tolerance (model length units), if given: repeated joints that
+    /// disagree by less are placed and reported over-constrained with their
+    /// disagreement; by more, conflicting.
+    pub fn tolerance(&self) -> Option<f64> {
+        self.tolerance
     }
     /// Top-level extra data.
     pub fn extra(&self) -> Option<&Extra> {
@@ -595,6 +603,26 @@ impl Assembly {
         }
         validate::forces(&forces, self.numbers())?;
         self.forces = forces;
+        Ok(())
+    }
+
+    /// Sets the geometric tolerance (a finite number, 0 or more, in model length units;
+    /// `None`: the solver's length tolerance).
+    pub fn set_tolerance(&mut self, tolerance: Option<f64>) -> Result<(), ModelError> {
+        self.set_tolerance_checked(tolerance)
+            .map_err(|e| element_error("tolerance".into(), e))
+    }
+
+    pub(crate) fn set_tolerance_checked(&mut self, tolerance: Option<f64>) -> Result<(), Invalid> {
+        if let Some(t) = tolerance {
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(Invalid {
+                    at: String::new(),
+                    message: format!("the tolerance must be a finite length of 0 or more, not {t}"),
+                });
+            }
+        }
+        self.tolerance = tolerance;
         Ok(())
     }
 

@@ -313,3 +313,26 @@ fn extra_follows_its_element_when_others_are_removed() {
     assert_eq!(again.motions().len(), 1);
     assert_eq!(write_json(&again), written);
 }
+
+/// The top-level geometric `tolerance` (model length units): read, written back, and
+/// refused with its path when it is not a finite length of 0 or more.
+#[test]
+fn the_geometric_tolerance_reads_writes_and_is_checked() {
+    let doc = |t: &str| {
+        format!(
+            r#"{{ "format": "tenon-assembly", "version": 1, "tolerance": {t},
+  "parts": [ {{ "id": "a", "grounded": true }} ] }}"#
+        )
+    };
+    let a = read_json(&doc("0.05"), None).unwrap();
+    assert_eq!(a.tolerance(), Some(0.05));
+    let again = read_json(&write_json(&a), None).unwrap();
+    assert_eq!(again.tolerance(), Some(0.05));
+    assert_eq!(read_json(&doc("0"), None).unwrap().tolerance(), Some(0.0));
+    for bad in ["-1", "\"0.05\"", "null"] {
+        let err = read_json(&doc(bad), None).unwrap_err();
+        assert_eq!(err.place(), &Place::JsonPath("tolerance".into()), "{bad}");
+    }
+    let none = r#"{ "format": "tenon-assembly", "version": 1, "parts": [] }"#;
+    assert_eq!(read_json(none, None).unwrap().tolerance(), None);
+}

@@ -132,6 +132,7 @@ pub fn solve_json(assembly: &Assembly, report: &Report, diagnosis: Option<&Diagn
                     d.conflicts.iter().flat_map(|k| names(&k.joints)).collect();
                 cluster["redundant"] = json!(names(&d.redundant));
                 cluster["conflicting"] = json!(conflicting);
+                cluster["disagreements"] = disagreements_json(assembly, &d.disagreements);
             }
             cluster
         })
@@ -145,11 +146,39 @@ pub fn solve_json(assembly: &Assembly, report: &Report, diagnosis: Option<&Diagn
     json!({
         "status": if report.converged { "solved" } else { "failed" },
         "max_residual": report.max_residual,
+        "tolerances": tolerances_json(report),
         "dof": report.dof,
         "parts": pose_json(assembly),
         "clusters": clusters,
         "messages": notes,
     })
+}
+
+/// The tolerances a report's solve judged by: `length` (model units, scaled with the
+/// model's `reach` from the origin), `angle` (radians), `geometric` (model units:
+/// repeated joints disagreeing by less are placed).
+pub fn tolerances_json(report: &Report) -> Value {
+    let t = report.tolerances;
+    json!({
+        "length": t.length,
+        "angle": t.angle,
+        "geometric": t.geometric,
+        "reach": t.reach,
+    })
+}
+
+/// Disagreements within the geometric tolerance: each set's joints and its size.
+fn disagreements_json(assembly: &Assembly, sets: &[tenon::Conflict]) -> Value {
+    Value::Array(
+        sets.iter()
+            .map(|d| {
+                json!({
+                    "joints": d.joints.iter().map(|j| joint_name(assembly, *j)).collect::<Vec<_>>(),
+                    "disagreement": d.violation,
+                })
+            })
+            .collect(),
+    )
 }
 
 /// A vector rounded to 1e-9 (no negative zeros): free motions' directions and points
@@ -207,6 +236,7 @@ pub fn check_json(assembly: &Assembly, report: &Report, diagnosis: &Diagnosis) -
                 "conflicts": c.conflicts.iter().zip(&conflicting).map(|(k, names)| {
                     json!({ "joints": names, "violation": k.violation })
                 }).collect::<Vec<_>>(),
+                "disagreements": disagreements_json(assembly, &c.disagreements),
                 "structure": {
                     "excess_equations": c.structure.excess_equations,
                     "unfixed_unknowns": c.structure.unfixed_unknowns,
@@ -224,6 +254,7 @@ pub fn check_json(assembly: &Assembly, report: &Report, diagnosis: &Diagnosis) -
     json!({
         "status": if report.converged && !conflicting { "solved" } else { "failed" },
         "max_residual": report.max_residual,
+        "tolerances": tolerances_json(report),
         "dof": diagnosis.dof(),
         "parts": pose_json(assembly),
         "clusters": clusters,

@@ -124,8 +124,13 @@ pub struct ClusterReport {
     pub iterations: usize,
     /// Largest residual at the end.
     pub max_residual: f64,
-    /// Whether every equation holds within the tolerance.
+    /// Whether every equation holds within the tolerance (or, `placed`, repeated joints
+    /// disagree within the geometric tolerance).
     pub converged: bool,
+    /// Placed by least squares: repeated joints disagree by less than the geometric
+    /// tolerance (checked by the diagnosis's measure of each disagreement), so not every
+    /// equation holds to the length tolerance.
+    pub placed: bool,
     /// Numerical rank of its Jacobian at the end (`None` for large clusters, solved
     /// sparse, whose rank the solve does not reveal).
     pub rank: Option<usize>,
@@ -341,7 +346,7 @@ pub fn solve(
             clusters.iter().enumerate().map(with_scratch).collect()
         }
     };
-    let mut reports = Vec::new();
+    let mut reports: Vec<ClusterReport> = Vec::new();
     // Final residuals, from each cluster's last evaluation and the fixed set's.
     let mut r = vec![0.0; system.equations().len()];
     for (cluster, result) in clusters.iter().zip(results) {
@@ -385,9 +390,22 @@ pub fn solve(
         .chain(constant_rows.iter().copied())
         .collect();
     let max_residual = considered.iter().fold(0.0f64, |m, &k| m.max(r[k].abs()));
+    // Clusters placed by least squares: each disagreement measured (the others held
+    // exactly); one beyond the geometric tolerance makes the cluster not converged.
+    confirm_placed(
+        problem,
+        (state, params),
+        &mut reports,
+        (tolerances, options),
+    )?;
+    let placed: rustc_hash::FxHashSet<usize> = reports
+        .iter()
+        .filter(|c| c.placed)
+        .flat_map(|c| c.equations.iter().copied())
+        .collect();
     let mut unsatisfied: Vec<(usize, f64)> = considered
         .iter()
-        .filter(|&&k| r[k].abs() > tolerance[k])
+        .filter(|&&k| r[k].abs() > tolerance[k] && !placed.contains(&k))
         .map(|&k| (k, r[k]))
         .collect();
     unsatisfied.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then(a.0.cmp(&b.0)));
@@ -401,6 +419,38 @@ pub fn solve(
         unsatisfied,
         tolerances,
     })
+}
+
+/// Measures the disagreements of the clusters a solve placed by least squares (see
+/// [`ClusterReport::placed`]) with the diagnosis; a cluster where one exceeds the
+/// geometric tolerance is not converged (a conflict, not a disagreement).
+fn confirm_placed(
+    problem: &Problem<'_>,
+    (state, params): (&[f64], &[f64]),
+    reports: &mut [ClusterReport],
+    (tolerances, options): (Tolerances, SolveOptions),
+) -> Result<(), SolveError> {
+    let placed: Vec<usize> = (0..reports.len()).filter(|&k| reports[k].placed).collect();
+    if placed.is_empty() {
+        return Ok(());
+    }
+    let sub = SolveReport {
+        converged: true,
+        max_residual: 0.0,
+        clusters: placed.iter().map(|&k| reports[k].clone()).collect(),
+        unsatisfied: Vec::new(),
+        flipped: Vec::new(),
+        tolerances,
+    };
+    let diagnosis = diagnose(problem, state, params, &sub, options)?;
+    for (&k, d) in placed.iter().zip(&diagnosis.clusters) {
+        // No disagreement found: the solve stalled short of a pose that exists.
+        if !d.conflicts.is_empty() || d.disagreements.is_empty() {
+            reports[k].converged = false;
+            reports[k].placed = false;
+        }
+    }
+    Ok(())
 }
 
 /// The cluster's block of the tangent Jacobian with columns divided by their weights.

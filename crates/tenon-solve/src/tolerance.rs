@@ -5,9 +5,10 @@
 //! point-on-point residual below about 1e-10, whatever the solver does. So the length
 //! tolerance grows with the model's reach (how far its parts lie from the origin, see
 //! [`tenon_system::System::reach`]): `max(TOLERANCE, RELATIVE_TOLERANCE * reach)`, about
-//! 450 units in the last place of the largest coordinate, and never looser than a
-//! ten-billionth of the reach. Angles (and direction cosines) do not grow with the
-//! model: their tolerance is [`TOLERANCE`] radians.
+//! 450 units in the last place of the largest coordinate. Angles (and direction
+//! cosines) do not grow with the model: their tolerance is [`TOLERANCE`] radians. (A 10 m
+//! bar 1e-10 rad off is 1e-6 mm off at its far end: measuring a conflict, the diagnosis
+//! holds the other joints [`MEASURE_FACTOR`] tighter where it can.)
 //!
 //! The geometric tolerance is the user's (`--tolerance`, the file's `settings`): joints
 //! that repeat others and disagree with them by less than it are placed by least squares
@@ -29,6 +30,11 @@ pub const TOLERANCE: f64 = 1e-10;
 /// Length residuals are held to this fraction of the model's reach, when that is more
 /// than [`TOLERANCE`].
 pub const RELATIVE_TOLERANCE: f64 = 1e-13;
+
+/// Measuring a conflict, the diagnosis first holds the other joints this much tighter
+/// than the tolerances (falling back to them where that cannot be reached), so that the
+/// conflict's size is not blurred by the others' leeway.
+pub const MEASURE_FACTOR: f64 = 1e-3;
 
 /// Singular values below this fraction of the largest count as zero (rank decisions).
 pub const RANK_TOLERANCE: f64 = 1e-9;
@@ -52,13 +58,14 @@ impl Tolerances {
     pub fn new(options: &SolveOptions, reach: f64) -> Tolerances {
         let reach = if reach.is_finite() { reach.abs() } else { 0.0 };
         let length = options.tolerance.max(RELATIVE_TOLERANCE * reach);
+        let angle = options.tolerance;
         let geometric = options
             .geometric_tolerance
             .filter(|g| g.is_finite())
             .map_or(length, |g| g.max(length));
         Tolerances {
             length,
-            angle: options.tolerance,
+            angle,
             geometric,
             reach,
         }
@@ -79,12 +86,22 @@ impl Tolerances {
 
     /// Per equation and per joint limit of `system`, its tolerance.
     pub(crate) fn per_row(&self, system: &System) -> RowTolerances {
+        let turn = self.geometric_turn();
         RowTolerances {
             equations: system
                 .equations()
                 .iter()
                 .map(|e| self.of(e.quantity))
                 .collect(),
+            placed: system
+                .equations()
+                .iter()
+                .map(|e| match e.quantity {
+                    Quantity::Length => self.geometric,
+                    Quantity::Angle => turn,
+                })
+                .collect(),
+            placing: self.geometric > self.length,
             limits: system
                 .limits()
                 .iter()
@@ -96,9 +113,10 @@ impl Tolerances {
         }
     }
 
-    /// The largest tolerance of any kind (for sizes that mix lengths and angles).
-    pub fn loosest(&self) -> f64 {
-        self.length.max(self.angle)
+    /// The geometric tolerance as a turn (radians): the angle that moves no point of
+    /// the model by more than the geometric tolerance, at least the angle tolerance.
+    pub fn geometric_turn(&self) -> f64 {
+        (self.geometric / self.reach.max(1.0)).max(self.angle)
     }
 }
 
@@ -108,12 +126,34 @@ impl Tolerances {
 pub(crate) struct RowTolerances {
     pub(crate) equations: Vec<f64>,
     pub(crate) limits: Vec<f64>,
+    /// Per equation, the residual a least-squares placement may leave (the geometric
+    /// tolerance, turned into radians for angles).
+    pub(crate) placed: Vec<f64>,
+    /// Whether the geometric tolerance exceeds the length tolerance (repeated joints
+    /// that disagree within it are placed).
+    pub(crate) placing: bool,
 }
 
 impl RowTolerances {
+    /// The same tolerances times `factor`.
+    pub(crate) fn scaled(&self, factor: f64) -> RowTolerances {
+        let times = |v: &[f64]| v.iter().map(|t| t * factor).collect();
+        RowTolerances {
+            equations: times(&self.equations),
+            limits: times(&self.limits),
+            placed: self.placed.clone(),
+            placing: self.placing,
+        }
+    }
+
     /// Equation `k`'s tolerance.
     pub(crate) fn equation(&self, k: usize) -> f64 {
         self.equations.get(k).copied().unwrap_or(TOLERANCE)
+    }
+
+    /// What a least-squares placement may leave on equation `k`.
+    pub(crate) fn placed(&self, k: usize) -> f64 {
+        self.placed.get(k).copied().unwrap_or(TOLERANCE)
     }
 
     /// Limit `k`'s tolerance.

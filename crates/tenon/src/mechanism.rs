@@ -162,7 +162,10 @@ impl Mechanism {
         assembly: Assembly,
         progress: &mut dyn FnMut(Phase),
     ) -> Result<Mechanism, Error> {
-        let options = SolveOptions::default();
+        let options = SolveOptions {
+            geometric_tolerance: assembly.tolerance(),
+            ..SolveOptions::default()
+        };
         let built = Built::new(&assembly, options, progress)?;
         Ok(Mechanism {
             assembly,
@@ -186,7 +189,9 @@ impl Mechanism {
         self.options
     }
 
-    /// Changes the options (tolerance, iteration limit, dense/sparse threshold, staging).
+    /// Changes the options (tolerances, iteration limit, dense/sparse threshold,
+    /// staging). The geometric tolerance starts as the assembly's (its file's
+    /// `tolerance`).
     pub fn set_options(&mut self, options: SolveOptions) {
         self.options = options;
     }

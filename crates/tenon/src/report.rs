@@ -3,7 +3,7 @@
 //! [`Mechanism::joint_id`](crate::Mechanism::joint_id)), never equation indices.
 
 use tenon_model::{Coordinate, JointKey, PartKey};
-use tenon_solve::{LimitReport, Status};
+use tenon_solve::{LimitReport, Status, Tolerances};
 use tenon_system::{Owner, System};
 
 /// How the assembly is held in space.
@@ -60,8 +60,12 @@ pub struct ClusterReport {
     pub iterations: usize,
     /// Largest residual at the end.
     pub max_residual: f64,
-    /// Whether every equation holds within the tolerance.
+    /// Whether every equation holds within the tolerance (or, `placed`, repeated joints
+    /// disagree within the geometric tolerance).
     pub converged: bool,
+    /// Placed by least squares: repeated joints disagree by less than the geometric
+    /// tolerance (`Mechanism::diagnose` gives each disagreement's joints and size).
+    pub placed: bool,
     /// Joint limits active at the end, or violated.
     pub limits: Vec<LimitReport>,
     /// Stages it was solved in (1: whole).
@@ -87,6 +91,8 @@ pub struct Report {
     pub flipped: Vec<JointKey>,
     /// How the assembly was held.
     pub grounding: Grounding,
+    /// The tolerances the equations were judged by.
+    pub tolerances: Tolerances,
 }
 
 /// What equation `row` of `system` comes from.
@@ -103,6 +109,7 @@ pub(crate) fn constraint_of(system: &System, row: usize) -> Option<Constraint> {
 fn status(c: &tenon_solve::ClusterReport) -> Status {
     match (c.converged, c.rank, c.dof) {
         (false, _, _) => Status::Failed,
+        (true, _, _) if c.placed => Status::OverConstrained,
         // Large clusters are solved sparse, without a rank.
         (true, None, _) | (true, _, None) => Status::NotAnalysed,
         (true, Some(rank), _) if rank < c.equations.len() => Status::OverConstrained,
@@ -136,6 +143,7 @@ impl Report {
                     iterations: c.iterations,
                     max_residual: c.max_residual,
                     converged: c.converged,
+                    placed: c.placed,
                     limits: c.limits,
                     stages: c.stages,
                 }
@@ -158,6 +166,7 @@ impl Report {
             clusters,
             unsatisfied,
             flipped: r.flipped,
+            tolerances: r.tolerances,
             grounding: match system.grounding() {
                 tenon_system::Grounding::Explicit | tenon_system::Grounding::Floating => {
                     Grounding::Explicit

@@ -182,3 +182,77 @@ fn kinematic_runs_match_the_saved_frames_of_the_corpus() {
     );
     assert_eq!(covered, 9);
 }
+
+/// The Schmidt couplings (FreeCAD files whose redundant joints were rounded to single
+/// precision) assemble with a geometric tolerance of 0.05 mm: placed by least squares,
+/// over-constrained, every disagreement named with its size (each below 0.05); without
+/// it they are refused, the same joints named as conflicting.
+#[test]
+fn the_schmidt_couplings_assemble_within_a_tolerance_and_are_refused_without() {
+    use std::io::Write;
+    let Some(paths) = corpus_paths("schmidt") else {
+        return;
+    };
+    let schmidt: Vec<_> = paths
+        .iter()
+        .filter(|p| p.to_string_lossy().contains("Schmidt_Coupling"))
+        .collect();
+    assert_eq!(schmidt.len(), 2);
+    for path in schmidt {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let mut strict = Mechanism::open(path).unwrap();
+        assert!(!strict.solve().unwrap().converged, "{name}");
+        let refused = strict.diagnose().unwrap();
+        let mut ends: Vec<String> = refused.clusters[0]
+            .conflicts
+            .iter()
+            .map(|c| {
+                strict
+                    .joint_id(*c.joints.last().unwrap())
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(refused.clusters[0].status, Status::Conflicting, "{name}");
+        assert_eq!(ends.len(), 3, "{name}: {ends:?}");
+
+        let mut placed = Mechanism::open(path).unwrap();
+        placed.set_options(tenon::SolveOptions {
+            geometric_tolerance: Some(0.05),
+            ..placed.options()
+        });
+        let report = placed.solve().unwrap();
+        assert!(report.converged, "{name}: not placed within 0.05");
+        assert!(report.clusters[0].placed);
+        assert_eq!(report.clusters[0].status, Status::OverConstrained);
+        assert_eq!(report.tolerances.geometric, 0.05);
+        let d = placed.diagnose().unwrap();
+        let c = &d.clusters[0];
+        assert!(c.conflicts.is_empty(), "{name}");
+        let mut disagreeing: Vec<String> = c
+            .disagreements
+            .iter()
+            .map(|k| {
+                placed
+                    .joint_id(*k.joints.last().unwrap())
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        ends.sort();
+        disagreeing.sort();
+        assert_eq!(disagreeing, ends, "{name}");
+        let worst = c
+            .disagreements
+            .iter()
+            .fold(0.0f64, |m, k| m.max(k.violation));
+        assert!(
+            worst > 1e-5 && worst < 0.05,
+            "{name}: worst disagreement {worst}"
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "{name}: placed within 0.05, worst disagreement {worst:.6}"
+        );
+    }
+}

@@ -197,6 +197,17 @@ fn read_document(text: &str) -> Result<Assembly> {
             .set_simulation_checked(Some(sim))
             .map_err(|e| placed("simulation", e))?;
     }
+    if let Some(v) = doc.get("tolerance") {
+        let tolerance = v.as_f64().ok_or_else(|| {
+            ModelError::at_path(
+                "tolerance",
+                format!("expected a length (a number), found {}", describe(v)),
+            )
+        })?;
+        assembly
+            .set_tolerance_checked(Some(tolerance))
+            .map_err(|e| placed("tolerance", e))?;
+    }
     let extra = doc.extra();
     doc.finish()?;
     assembly.set_extra(extra);

@@ -447,5 +447,8 @@ fn to_value(a: &Assembly) -> Value {
         }
         root.insert("simulation".into(), Value::Object(sim));
     }
+    if let Some(t) = a.tolerance() {
+        root.insert("tolerance".into(), json!(t));
+    }
     Value::Object(root)
 }

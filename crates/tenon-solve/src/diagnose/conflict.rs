@@ -161,15 +161,21 @@ pub(super) fn violation_without(
     own: &[usize],
 ) -> Result<Option<Vec<(usize, f64)>>, SolveError> {
     let at = (cx.state.to_vec(), cx.params.to_vec());
-    let Some(held) = solve_keeping(
-        cx.problem,
-        &at,
-        keep,
-        cx.weights,
-        (cx.tolerance, cx.options),
-    )?
-    else {
-        return Ok(None);
+    let tight = cx.tolerance.scaled(crate::tolerance::MEASURE_FACTOR);
+    let held = match solve_keeping(cx.problem, &at, keep, cx.weights, (&tight, cx.options))? {
+        Some(held) => held,
+        None => {
+            match solve_keeping(
+                cx.problem,
+                &at,
+                keep,
+                cx.weights,
+                (cx.tolerance, cx.options),
+            )? {
+                Some(held) => held,
+                None => return Ok(None),
+            }
+        }
     };
     let r = cx
         .problem

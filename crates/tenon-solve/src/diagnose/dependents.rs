@@ -117,7 +117,12 @@ pub(super) fn settle(
 fn measure(cx: &ClusterAt<'_>, conflicts: &mut [Conflict]) -> Result<Vec<bool>, SolveError> {
     let mut within = vec![false; conflicts.len()];
     let geometric = cx.tolerances.geometric;
-    let turn = geometric / cx.tolerances.reach.max(1.0);
+    let turn = cx.tolerances.geometric_turn();
+    let ends: FxHashSet<JointKey> = conflicts
+        .iter()
+        .take(MEASURED_CONFLICTS)
+        .filter_map(|c| c.joints.last().copied())
+        .collect();
     for (conflict, tolerated) in conflicts
         .iter_mut()
         .zip(&mut within)
@@ -126,14 +131,22 @@ fn measure(cx: &ClusterAt<'_>, conflicts: &mut [Conflict]) -> Result<Vec<bool>, 
         let Some(&last) = conflict.joints.last() else {
             continue;
         };
-        let (own, keep): (Vec<usize>, Vec<usize>) =
-            cx.rows.iter().partition(|&&r| cx.joint_of(r) == Some(last));
+        // The other conflicts' last joints are let go too: with them held, the rest
+        // could not hold exactly either.
+        let (own, keep): (Vec<usize>, Vec<usize>) = cx
+            .rows
+            .iter()
+            .filter(|&&r| {
+                cx.joint_of(r)
+                    .is_none_or(|j| j == last || !ends.contains(&j))
+            })
+            .partition(|&&r| cx.joint_of(r) == Some(last));
         if let Some(held) = violation_without(cx, &keep, &own)? {
             conflict.violation = held.iter().fold(0.0f64, |m, &(_, v)| m.max(v.abs()));
             let equations = cx.problem.system.equations();
             *tolerated = held.iter().all(|&(k, v)| {
                 let limit = match equations.get(k).map(|e| e.quantity) {
-                    Some(tenon_system::Quantity::Angle) => turn.max(cx.tolerances.angle),
+                    Some(tenon_system::Quantity::Angle) => turn,
                     _ => geometric,
                 };
                 v.abs() <= limit

@@ -82,6 +82,7 @@ pub(crate) fn solve_rows(
         room: &mut room,
         weight: &weight,
         tolerance,
+        placing: false,
         options,
     };
     let report = solve_piece(
@@ -200,6 +201,7 @@ pub(crate) fn solve_cluster(
             room: &mut room,
             weight: &weight,
             tolerance,
+            placing: true,
             options,
         };
         let equations = Equations {
@@ -276,7 +278,8 @@ pub(crate) fn solve_cluster(
             equations,
             iterations: report.iterations,
             max_residual: report.residual,
-            converged: report.excess <= 1.0 && limits_hold,
+            converged: (report.excess <= 1.0 || report.placed) && limits_hold,
+            placed: report.placed,
             limits,
             rank: report.rank,
             dof: report.rank.map(|r| piece.cols.len().saturating_sub(r)),

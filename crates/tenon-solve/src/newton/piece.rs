@@ -25,6 +25,10 @@ pub(super) struct PieceReport {
     /// The largest residual relative to its equation's tolerance (1 or less: every
     /// equation holds).
     pub(super) excess: f64,
+    /// Not every equation holds, but the piece stalled at a least-squares pose where
+    /// every residual is within the geometric tolerance (repeated joints that disagree
+    /// a little: see [`crate::Tolerances`]).
+    pub(super) placed: bool,
     /// The residuals of its equations at the end: `(local row, value)`.
     pub(super) residuals: Vec<(usize, f64)>,
     pub(super) rank: Option<usize>,
@@ -57,6 +61,9 @@ pub(super) struct Work<'w, 'p> {
     /// Per equation of the system (see [`crate::Tolerances::per_equation`]), its
     /// tolerance.
     pub(super) tolerance: &'w RowTolerances,
+    /// Whether a piece that stalls within the geometric tolerance is placed (a solve)
+    /// or must hold exactly (the diagnosis holding some joints to measure the rest).
+    pub(super) placing: bool,
     pub(super) options: SolveOptions,
 }
 
@@ -79,6 +86,7 @@ pub(super) fn solve_staged(
 ) -> Result<PieceReport, SolveError> {
     let start = (work.local.to_vec(), work.params.clone());
     let mut iterations = 0;
+    let mut placed = false;
     for (k, stage) in stages.iter().enumerate() {
         let tape = stage.tape();
         let part = Part {
@@ -97,7 +105,8 @@ pub(super) fn solve_staged(
         };
         let report = solve_piece(equations, &part, stage_run, work)?;
         iterations += report.iterations;
-        if k > 0 && report.excess > 1.0 {
+        placed |= report.placed;
+        if k > 0 && report.excess > 1.0 && !report.placed {
             return solve_whole_again((whole, piece), start, (run, iterations), work);
         }
     }
@@ -107,10 +116,17 @@ pub(super) fn solve_staged(
     let residual = residuals.iter().fold(0.0f64, |m, &(_, v)| m.max(v.abs()));
     let row_tol = row_tolerances(cluster, work.tolerance);
     let excess = excess_of(&piece.rows, out.residuals(), &row_tol);
+    let placed = placed
+        && excess > 1.0
+        && excess_of(
+            &piece.rows,
+            out.residuals(),
+            &placed_tolerances(cluster, work.tolerance),
+        ) <= 1.0;
     // Each stage held its own equations, yet the piece does not: a later stage moved
     // what an earlier one's equations read (a random chain: a slider left free before a
     // driven revolute, ended 1.3e-8 off). Solved whole from the start instead.
-    if excess > 1.0 && stages.len() > 1 {
+    if excess > 1.0 && !placed && stages.len() > 1 {
         let whole = Equations { tape: cluster, out };
         return solve_whole_again((whole, piece), start, (run, iterations), work);
     }
@@ -135,6 +151,7 @@ pub(super) fn solve_staged(
         iterations,
         residual,
         excess,
+        placed,
         residuals,
         rank,
         limits: Vec::new(),
@@ -230,6 +247,7 @@ fn solve_piece_in(
         room,
         weight,
         tolerance,
+        placing,
         options,
     } = work;
     let (scratch, local, params, options): (
@@ -248,6 +266,10 @@ fn solve_piece_in(
     let col_of: &[usize] = col_of;
     let piece_weight: Vec<f64> = piece.cols.iter().map(|&c| weight[c]).collect();
     let row_tol = row_tolerances(cluster, tolerance);
+    // Where repeated joints may disagree a little (a geometric tolerance above the
+    // length tolerance): the piece is placed when it stalls within it.
+    let row_placed = (*placing && tolerance.placing).then(|| placed_tolerances(cluster, tolerance));
+    let mut stalled = false;
     let mut iterations = 0;
     let mut lambda = 0.0;
     let mut first_residual: Option<f64> = None;
@@ -323,10 +345,15 @@ fn solve_piece_in(
                 continue;
             }
         }
-        let done = excess <= 1.0 || iterations >= options.max_iterations;
+        let placed = excess > 1.0
+            && stalled
+            && row_placed
+                .as_ref()
+                .is_some_and(|g| excess_of(&rows, out.residuals(), g) <= 1.0);
+        let done = excess <= 1.0 || placed || iterations >= options.max_iterations;
         // Out of iterations after kicks that found nothing better: back to where the
         // first kick started, and end there.
-        if done && excess > 1.0 {
+        if done && excess > 1.0 && !placed {
             if let Some((best, at, p)) = before_kicks.take() {
                 if best < residual {
                     local.copy_from_slice(&at);
@@ -341,6 +368,7 @@ fn solve_piece_in(
                 iterations,
                 residual,
                 excess,
+                placed,
                 residuals: final_residuals(piece, out),
                 rank: Some(0),
                 limits: limit_report(piece, &active, out, &row_tol),
@@ -357,6 +385,7 @@ fn solve_piece_in(
                 iterations,
                 residual,
                 excess,
+                placed,
                 residuals: final_residuals(piece, out),
                 rank: None,
                 limits: limit_report(piece, &active, out, &row_tol),
@@ -376,6 +405,7 @@ fn solve_piece_in(
             iterations: taken,
             residual,
             excess,
+            placed: false,
             residuals: final_residuals(piece, out),
             rank: None,
             limits: limit_report(piece, &active, out, &row_tol),
@@ -398,6 +428,7 @@ fn solve_piece_in(
                 iterations,
                 residual,
                 excess,
+                placed,
                 residuals: final_residuals(piece, out),
                 rank: if !run.rank {
                     None
@@ -442,6 +473,8 @@ fn solve_piece_in(
             }
             alpha *= 0.5;
         }
+        // Little or no descent: at (or crawling to) a least-squares pose.
+        stalled = !accepted || (alpha >= 1.0 && norm > STALLED * norm0);
         // Chord steps: after a full step that left the equations unsolved, the same
         // factorization corrects what the step's curvature left (the step's own second
         // order error, e.g. a crank's end leaving the tangent for its circle) for one
@@ -512,6 +545,7 @@ fn solve_piece_in(
                     iterations,
                     residual: r.iter().fold(0.0f64, |m, x| m.max(x.abs())),
                     excess: excess_of(&rows, out.residuals(), &row_tol),
+                    placed: false,
                     residuals: final_residuals(piece, out),
                     rank: equation_rank(
                         &Linearization {
@@ -531,6 +565,12 @@ fn solve_piece_in(
         }
     }
 }
+
+/// A full step that leaves more than this fraction of the residual's norm made little
+/// progress: where the equations cannot all hold, Gauss-Newton crawls to the
+/// least-squares pose at this pace or slower (near a solution that exists, full steps
+/// converge quadratically).
+const STALLED: f64 = 0.9;
 
 /// Kicks out of a stationary point per piece solve.
 const MAX_KICKS: usize = 2;
@@ -704,6 +744,23 @@ pub(super) fn row_tolerances(tape: &ClusterTape, tolerance: &RowTolerances) -> V
         .equations()
         .iter()
         .map(|&e| tolerance.equation(e))
+        .collect();
+    for l in tape.limit_rows() {
+        if row_tol.len() <= l.row {
+            row_tol.resize(l.row + 1, crate::TOLERANCE);
+        }
+        row_tol[l.row] = tolerance.limit(l.limit);
+    }
+    row_tol
+}
+
+/// Per row of `tape`, the residual a least-squares pose may leave there: the geometric
+/// tolerance for lengths, that over the model's reach for angles (no point moved more).
+pub(super) fn placed_tolerances(tape: &ClusterTape, tolerance: &RowTolerances) -> Vec<f64> {
+    let mut row_tol: Vec<f64> = tape
+        .equations()
+        .iter()
+        .map(|&e| tolerance.placed(e))
         .collect();
     for l in tape.limit_rows() {
         if row_tol.len() <= l.row {
