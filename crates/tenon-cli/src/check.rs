@@ -30,6 +30,7 @@ pub(crate) fn run(
             error: anyhow!("{name}: {e}"),
         })?;
     progress.done();
+    crate::timings::mark("report");
     let Some(report) = mechanism.report().cloned() else {
         return Err(Failure {
             status: 1,

@@ -103,6 +103,7 @@ mod output;
 mod render;
 mod simulate;
 mod solve;
+mod timings;
 
 /// A failure and the exit status it maps to.
 pub(crate) struct Failure {
@@ -151,7 +152,9 @@ fn main() -> ExitCode {
             return ExitCode::from(status);
         }
     };
-    match run(cli) {
+    let result = run(cli);
+    timings::report();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             // A closed stderr is no reason to panic: the status still says it.

@@ -65,6 +65,13 @@ impl Progress {
     }
 
     pub(crate) fn phase(&self, phase: Phase) {
+        crate::timings::mark(match phase {
+            Phase::Building => "equations",
+            Phase::Compiling => "compile",
+            Phase::Solving { .. } => "solve",
+            Phase::Diagnosing => "diagnose",
+            _ => "other",
+        });
         if let Some(bar) = &self.0 {
             let message = match phase {
                 Phase::Building => "building the equations".to_string(),
@@ -102,6 +109,7 @@ pub(crate) fn load(file: &Path, given: &Given<'_>) -> Result<(Mechanism, Progres
             "--tolerance {t}: expected a finite length of 0 or more"
         )));
     }
+    crate::timings::mark("read");
     let mut assembly = crate::read(file)?;
     apply_sets(&mut assembly, given.sets, file)?;
     let name = file.display().to_string();
@@ -147,6 +155,7 @@ pub(crate) fn run(
         None
     };
     progress.done();
+    crate::timings::mark("report");
     let shown = mechanism.assembly();
     let text = if as_json {
         let mut t = serde_json::to_string_pretty(&tenon_report::solve_json(

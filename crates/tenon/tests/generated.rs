@@ -101,7 +101,13 @@ fn large_generated_assemblies_solve_with_the_sparse_step() {
     // 150 and 60 parts: above the dense threshold by default.
     let m = solved(&generate::ladder(50), SolveOptions::default());
     assert_eq!(m.report().unwrap().clusters.len(), 1);
-    assert_eq!(m.report().unwrap().clusters[0].dof, None);
+    // Its rank comes from the sparse elimination the diagnosis uses: one degree of
+    // freedom per cell (a parallelogram's shear), counted by the solve too.
+    assert_eq!(m.report().unwrap().clusters[0].dof, Some(50));
+    assert_eq!(
+        m.report().unwrap().clusters[0].status,
+        tenon::Status::OverConstrained
+    );
     let m = solved(&generate::chain(60), SolveOptions::default());
     assert_eq!(m.report().unwrap().clusters[0].parts.len(), 60);
 }

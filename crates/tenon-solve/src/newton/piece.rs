@@ -433,7 +433,9 @@ fn solve_piece_in(
                 rank: if !run.rank {
                     None
                 } else if active.is_empty() {
-                    factored.rank()
+                    factored
+                        .rank()
+                        .or_else(|| sparse_rank(&jac, col_of, &piece_weight))
                 } else {
                     let at = Linearization {
                         cluster,
@@ -710,13 +712,32 @@ fn equation_rank(
     piece: &Part,
     options: SolveOptions,
 ) -> Result<Option<usize>, SolveError> {
-    if piece.cols.len() > crate::linalg::RANK_COLUMNS {
-        return Ok(None);
-    }
     let jac = at.cluster.tangent_jacobian(at.local, at.out, &piece.rows);
+    if piece.cols.len() > crate::linalg::RANK_COLUMNS {
+        return Ok(sparse_rank(&jac, at.col_of, at.weight));
+    }
     let mut matrix = StepMatrix::new(piece.rows.len(), piece.cols.len(), options.dense_columns);
     matrix.fill(&jac, at.col_of, at.weight);
     Ok(matrix.factor()?.rank())
+}
+
+/// The rank of a large piece's weighted Jacobian `jac` (columns mapped by `col_of`) by
+/// sparse elimination row by row (as the diagnosis does), or `None` when its factor
+/// would grow too large (see [`crate::row_rank`]).
+fn sparse_rank(
+    jac: &tenon_system::TangentJacobian,
+    col_of: &[usize],
+    weight: &[f64],
+) -> Option<usize> {
+    let mut rows: Vec<Vec<(u32, f64)>> = vec![Vec::new(); jac.rows];
+    for &(r, c, v) in &jac.entries {
+        let k = col_of.get(c as usize).copied().unwrap_or(usize::MAX);
+        if let (Some(row), Some(w)) = (rows.get_mut(r as usize), weight.get(k)) {
+            row.push((k as u32, v / w));
+        }
+    }
+    let rhs = vec![0.0; rows.len()];
+    crate::row_rank::row_rank(weight.len(), &rows, &rhs, crate::DEPENDENT_ROW).map(|r| r.rank)
 }
 
 /// The piece's limit sides that bind (held at their bounds) or are broken, with how far
