@@ -119,6 +119,8 @@ pub struct System {
     /// The farthest any grounded part's markers lie from the origin (see
     /// [`System::reach`]).
     pub(crate) fixed_reach: f64,
+    /// Index in `free_parts` of each free part.
+    pub(crate) free_index: FxHashMap<PartKey, usize>,
 }
 
 struct Builder {
@@ -486,7 +488,6 @@ impl System {
             .collect();
         Ok(System {
             graph: b.graph,
-            free_parts,
             sizes,
             extra,
             equations,
@@ -500,6 +501,12 @@ impl System {
             state0,
             grounding,
             fixed_reach,
+            free_index: free_parts
+                .iter()
+                .enumerate()
+                .map(|(k, fp)| (fp.part, k))
+                .collect(),
+            free_parts,
         })
     }
 
@@ -522,6 +529,11 @@ impl System {
     /// Free parts and their unknowns, in file order.
     pub fn free_parts(&self) -> &[FreePart] {
         &self.free_parts
+    }
+    /// The index in [`free_parts`](Self::free_parts) of part `key` (`None`: grounded
+    /// or not in the assembly).
+    pub fn free_index_of(&self, key: PartKey) -> Option<usize> {
+        self.free_index.get(&key).copied()
     }
     /// Per free part (as [`free_parts`](Self::free_parts)), its size in model units:
     /// the largest distance of its markers from its origin, at least 1. A rotation of

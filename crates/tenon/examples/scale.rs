@@ -64,9 +64,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         "straight_ladder" => generate::scale::ladder(n, 100.0, [0.0, 0.0]),
         "far_rssr" => generate::scale::rssr(n, [1e5, 1e5]),
         "mixed" => generate::scale::mixed(n, [0.0, 0.0]),
-        "m_frames" => generate::scale::chain_of(n, &[10000.0, 100.0], [0.0, 0.0]),
-        "m_pins" => generate::scale::chain_of(n, &[100.0, 0.1], [0.0, 0.0]),
-        "m_big" => generate::scale::chain_of(n, &[10000.0], [0.0, 0.0]),
+        "mixed_full_turns" => {
+            generate::scale::chain_of(n, &[10_000.0, 0.1, 100.0, 0.1], [0.0, 0.0], false)
+        }
         _ => generate::ladder(n),
     };
     if let Some(path) = args.get(3) {
@@ -82,6 +82,15 @@ fn main() -> Result<(), Box<dyn Error>> {
     {
         solved.set_options(tenon::SolveOptions {
             max_iterations: n,
+            ..solved.options()
+        });
+    }
+    if let Some(n) = std::env::var("TENON_DENSE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        solved.set_options(tenon::SolveOptions {
+            dense_columns: n,
             ..solved.options()
         });
     }

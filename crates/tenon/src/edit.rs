@@ -33,12 +33,10 @@ impl Mechanism {
             .part_by_id(part)
             .ok_or_else(|| Error::UnknownPart(part.to_string()))?;
         let placement = Placement::from_numbers(pose.position, pose.quaternion);
-        let free = self
-            .built
-            .system
-            .free_parts()
-            .iter()
-            .find(|f| f.part == key)
+        let system = &self.built.system;
+        let free = system
+            .free_index_of(key)
+            .and_then(|k| system.free_parts().get(k))
             .copied();
         match free {
             Some(fp) => {

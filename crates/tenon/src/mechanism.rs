@@ -335,9 +335,7 @@ impl Mechanism {
             .ok_or_else(|| Error::UnknownPart(part.to_string()))?;
         self.built
             .system
-            .free_parts()
-            .iter()
-            .position(|f| f.part == key)
+            .free_index_of(key)
             .ok_or_else(|| Error::GroundedPart(part.to_string()))
     }
 
@@ -348,12 +346,10 @@ impl Mechanism {
 
     /// The current placement of a part, by key.
     pub fn placement_of(&self, key: PartKey) -> Option<Pose> {
-        if let Some(fp) = self
-            .built
-            .system
-            .free_parts()
-            .iter()
-            .find(|f| f.part == key)
+        let system = &self.built.system;
+        if let Some(fp) = system
+            .free_index_of(key)
+            .and_then(|k| system.free_parts().get(k))
         {
             let v = fp.vars.map(|x| self.built.state[x.index()]);
             return Some(Pose {
@@ -367,8 +363,7 @@ impl Mechanism {
             .numbers(self.assembly.parameter_values(), self.assembly.units())
     }
 
-    /// Every part's current placement, by key (one pass; `placement_of` searches the
-    /// free parts each call).
+    /// Every part's current placement, by key (one pass).
     pub(crate) fn poses(&self) -> std::collections::HashMap<PartKey, Pose> {
         let mut out: std::collections::HashMap<PartKey, Pose> = self
             .built

@@ -54,6 +54,7 @@ fn a_thousand_parts_in_each_layout_hold_to_the_stated_tolerance() {
         ),
         ("straight ladder", scale::ladder(333, 100.0, [0.0, 0.0])),
         ("RSSR four-bars 1e5 off", scale::rssr(333, [1e5, 1e5])),
+        ("mixed sizes", scale::mixed(1000, [0.0, 0.0])),
     ];
     for (what, text) in &cases {
         let m = solves_and_holds(text, what);
