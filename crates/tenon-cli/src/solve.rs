@@ -116,12 +116,13 @@ pub(crate) fn load(file: &Path, given: &Given<'_>) -> Result<(Mechanism, Progres
     let progress = Progress::new(assembly.part_count());
     let mut mechanism = Mechanism::new_with_progress(assembly, &mut |p| progress.phase(p))
         .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
-    if let Some(t) = given.tolerance {
-        mechanism.set_options(tenon::SolveOptions {
-            geometric_tolerance: Some(t),
-            ..mechanism.options()
-        });
-    }
+    // The command's report counts every cluster's degrees of freedom (a host
+    // re-solving through the API counts large ones only when asked).
+    mechanism.set_options(tenon::SolveOptions {
+        geometric_tolerance: given.tolerance.or(mechanism.options().geometric_tolerance),
+        rank_columns: usize::MAX,
+        ..mechanism.options()
+    });
     Ok((mechanism, progress))
 }
 

@@ -67,6 +67,12 @@ pub struct SolveOptions {
     /// value decomposition at the end of a solve where the piece is small). A kinematic
     /// run's frames, which watch the rank themselves, leave it out.
     pub report_rank: bool,
+    /// Pieces with more tangent columns than this get no rank from a solve (their DOF
+    /// uncounted; the diagnosis counts them). Up to [`RANK_COLUMNS`] the rank comes from
+    /// a dense QR; above, from the sparse row elimination the diagnosis uses, which
+    /// adds about a third to a 1,000-link chain's solve: `usize::MAX` counts every
+    /// piece (`tenon solve` does).
+    pub rank_columns: usize,
 }
 
 /// How a cluster's piece is solved.
@@ -96,6 +102,7 @@ impl Default for SolveOptions {
             stage_columns: MIN_STAGE_COLUMNS,
             diagnose_columns: DIAGNOSE_COLUMNS,
             report_rank: true,
+            rank_columns: RANK_COLUMNS,
         }
     }
 }
@@ -108,7 +115,7 @@ pub use diagnose::{
 pub use kinematics::{
     run_rows, undriven_freedoms, EventKind, KinematicEvent, KinematicFrame, KinematicRun,
 };
-pub use linalg::{SparseLdlt, DENSE_COLUMNS};
+pub use linalg::{SparseLdlt, DENSE_COLUMNS, RANK_COLUMNS};
 pub use row_rank::dependent_rows;
 
 pub use tolerance::{Tolerances, RANK_TOLERANCE, RELATIVE_TOLERANCE, TOLERANCE};

@@ -36,7 +36,7 @@ pub const DENSE_COLUMNS: usize = 48;
 
 /// Pieces solved sparse but with at most this many columns still get their rank, from
 /// one dense singular value decomposition at the end.
-pub(crate) const RANK_COLUMNS: usize = 150;
+pub const RANK_COLUMNS: usize = 150;
 
 /// Regularisation of the normal equations at the start of a solve, relative to the
 /// squared scale; it shrinks with the residual (down to 1e-6 of this). Measured: 1e-8

@@ -22,6 +22,12 @@
 //!   text to the trajectory over the file's own times; `kinematics/moving_chain/N`: a
 //!   straight chain of N links far from the origin, every revolute moved by a motion,
 //!   1,001 steps;
+//! - `scale/to_answer/LAYOUT/N`, `scale/build/LAYOUT/N` (issue 16): straight chains and
+//!   ladders from the origin (100 mm links, to 1e6 mm), a chain and RSSR four-bars
+//!   1e5 mm off the origin, and mixed sizes (10 m frames, 0.1 mm pins), 1,000 and
+//!   10,000 parts, from the text to the solved report and the build alone;
+//! - `corpus_to_answer/NAME`: each OndselSolver corpus file from its text to the solved
+//!   report (when `../shared/external` is there), and `fourbar.asmt` built alone;
 //! - `resolve_100_parts`: 33 planar four-bars (100 parts with ground) whose cranks all
 //!   follow one parameter; time to re-solve after the parameter changes (no rebuild).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -226,6 +232,9 @@ fn bench(c: &mut Criterion) {
     }
     group.finish();
 
+    scale_cases(c);
+    corpus_to_answer(c);
+
     let mut m = built(&generate::four_bars(33, true));
     assert!(m.solve().unwrap().converged);
     let mut toggle = false;
@@ -238,6 +247,90 @@ fn bench(c: &mut Criterion) {
             assert!(report.converged);
         })
     });
+}
+
+/// Issue 16's scale cases, laid out as users draw them (`generate::scale`): from the
+/// file's text to the solved report in-process (`to_answer`), and the build alone
+/// (`build`: read, equations, compile). 1,000 and 10,000 parts; the whole process is
+/// timed by `benches/whole_process.sh`.
+fn scale_cases(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scale");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(5));
+    type Layout = fn(usize) -> String;
+    let layouts: [(&str, Layout); 5] = [
+        ("straight_chain", |n| {
+            generate::scale::chain(n, 100.0, [0.0, 0.0])
+        }),
+        ("far_chain", |n| {
+            generate::scale::chain(n, 100.0, [1e5, 1e5])
+        }),
+        ("straight_ladder", |n| {
+            generate::scale::ladder(n / 3, 100.0, [0.0, 0.0])
+        }),
+        ("far_rssr", |n| generate::scale::rssr(n / 3, [1e5, 1e5])),
+        ("mixed", |n| generate::scale::mixed(n, [0.0, 0.0])),
+    ];
+    for n in [1000, 10_000] {
+        for (name, make) in layouts {
+            let text = make(n);
+            group.bench_with_input(
+                BenchmarkId::new(format!("to_answer/{name}"), n),
+                &text,
+                |b, text| {
+                    b.iter(|| {
+                        let mut m = Mechanism::from_json(text, None).unwrap();
+                        assert!(m.solve().unwrap().converged);
+                    })
+                },
+            );
+            group.bench_with_input(
+                BenchmarkId::new(format!("build/{name}"), n),
+                &text,
+                |b, text| b.iter(|| Mechanism::from_json(text, None).unwrap()),
+            );
+        }
+    }
+    group.finish();
+}
+
+/// The OndselSolver corpus (when `../shared/external` is there): each file from its
+/// text to the solved report in-process (read, build, compile, solve), as FreeCAD's
+/// solver is timed from its assembly to `runPreDrag`; `fourbar.asmt` also built alone.
+fn corpus_to_answer(c: &mut Criterion) {
+    let corpus = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/external/ondsel-asmt"
+    );
+    let Ok(entries) = std::fs::read_dir(corpus) else {
+        return;
+    };
+    let mut paths: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "asmt"))
+        .collect();
+    paths.sort();
+    let mut group = c.benchmark_group("corpus_to_answer");
+    group.sample_size(20);
+    group.warm_up_time(Duration::from_millis(300));
+    group.measurement_time(Duration::from_secs(1));
+    for path in paths {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        group.bench_with_input(BenchmarkId::from_parameter(&name), &text, |b, text| {
+            b.iter(|| {
+                let mut m = Mechanism::from_asmt(text, None).unwrap();
+                m.solve().unwrap().converged
+            })
+        });
+        if name == "fourbar.asmt" {
+            group.bench_with_input(BenchmarkId::new("build", &name), &text, |b, text| {
+                b.iter(|| Mechanism::from_asmt(text, None).unwrap())
+            });
+        }
+    }
+    group.finish();
 }
 
 criterion_group!(benches, bench);

@@ -99,6 +99,6 @@ pub use tenon_model::{
 // The solver's options and diagnosis types.
 pub use tenon_solve::{
     ClusterDiagnosis, Conflict, Diagnosis, FreeMotion, LimitReport, LimitSide, Motion,
-    SolveOptions, SolveOrder, Status, Structure, Tolerances, DIAGNOSE_COLUMNS, RELATIVE_TOLERANCE,
-    TOLERANCE,
+    SolveOptions, SolveOrder, Status, Structure, Tolerances, DIAGNOSE_COLUMNS, RANK_COLUMNS,
+    RELATIVE_TOLERANCE, TOLERANCE,
 };

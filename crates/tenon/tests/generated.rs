@@ -101,6 +101,14 @@ fn large_generated_assemblies_solve_with_the_sparse_step() {
     // 150 and 60 parts: above the dense threshold by default.
     let m = solved(&generate::ladder(50), SolveOptions::default());
     assert_eq!(m.report().unwrap().clusters.len(), 1);
+    assert_eq!(m.report().unwrap().clusters[0].dof, None);
+    let m = solved(
+        &generate::ladder(50),
+        SolveOptions {
+            rank_columns: usize::MAX,
+            ..SolveOptions::default()
+        },
+    );
     // Its rank comes from the sparse elimination the diagnosis uses: one degree of
     // freedom per cell (a parallelogram's shear), counted by the solve too.
     assert_eq!(m.report().unwrap().clusters[0].dof, Some(50));

@@ -433,9 +433,11 @@ fn solve_piece_in(
                 rank: if !run.rank {
                     None
                 } else if active.is_empty() {
-                    factored
-                        .rank()
-                        .or_else(|| sparse_rank(&jac, col_of, &piece_weight))
+                    factored.rank().or_else(|| {
+                        (piece.cols.len() <= options.rank_columns)
+                            .then(|| sparse_rank(&jac, col_of, &piece_weight))
+                            .flatten()
+                    })
                 } else {
                     let at = Linearization {
                         cluster,
@@ -713,6 +715,9 @@ fn equation_rank(
     options: SolveOptions,
 ) -> Result<Option<usize>, SolveError> {
     let jac = at.cluster.tangent_jacobian(at.local, at.out, &piece.rows);
+    if piece.cols.len() > options.rank_columns {
+        return Ok(None);
+    }
     if piece.cols.len() > crate::linalg::RANK_COLUMNS {
         return Ok(sparse_rank(&jac, at.col_of, at.weight));
     }
