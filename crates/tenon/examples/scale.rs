@@ -76,24 +76,16 @@ fn main() -> Result<(), Box<dyn Error>> {
     let m = Mechanism::from_json(&text, None)?;
     let build = t.elapsed();
     let mut solved = m.clone();
-    if let Some(n) = std::env::var("TENON_ITERATIONS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        solved.set_options(tenon::SolveOptions {
-            max_iterations: n,
-            ..solved.options()
-        });
+    // TENON_ITERATIONS=n and TENON_DENSE=n change those options (to look at a case).
+    let number = |name: &str| std::env::var(name).ok().and_then(|s| s.parse().ok());
+    let mut options = solved.options();
+    if let Some(n) = number("TENON_ITERATIONS") {
+        options.max_iterations = n;
     }
-    if let Some(n) = std::env::var("TENON_DENSE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-    {
-        solved.set_options(tenon::SolveOptions {
-            dense_columns: n,
-            ..solved.options()
-        });
+    if let Some(n) = number("TENON_DENSE") {
+        options.dense_columns = n;
     }
+    solved.set_options(options);
     if std::env::var_os("TENON_WHOLE").is_some() {
         solved.set_options(tenon::SolveOptions {
             order: tenon::SolveOrder::Whole,

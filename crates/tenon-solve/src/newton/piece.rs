@@ -763,31 +763,24 @@ fn limit_report(
         .collect()
 }
 
-/// Per row of `tape`, its equation's tolerance (from the system-wide `tolerance`).
 /// Per row of `tape`, its tolerance: its equations', then (after them) its limit rows'.
 pub(super) fn row_tolerances(tape: &ClusterTape, tolerance: &RowTolerances) -> Vec<f64> {
-    let mut row_tol: Vec<f64> = tape
-        .equations()
-        .iter()
-        .map(|&e| tolerance.equation(e))
-        .collect();
-    for l in tape.limit_rows() {
-        if row_tol.len() <= l.row {
-            row_tol.resize(l.row + 1, crate::TOLERANCE);
-        }
-        row_tol[l.row] = tolerance.limit(l.limit);
-    }
-    row_tol
+    per_row(tape, tolerance, |e| tolerance.equation(e))
 }
 
 /// Per row of `tape`, the residual a least-squares pose may leave there: the geometric
 /// tolerance for lengths, that over the model's reach for angles (no point moved more).
 pub(super) fn placed_tolerances(tape: &ClusterTape, tolerance: &RowTolerances) -> Vec<f64> {
-    let mut row_tol: Vec<f64> = tape
-        .equations()
-        .iter()
-        .map(|&e| tolerance.placed(e))
-        .collect();
+    per_row(tape, tolerance, |e| tolerance.placed(e))
+}
+
+/// `of_equation` for each of `tape`'s equation rows, then its limit rows' tolerances.
+fn per_row(
+    tape: &ClusterTape,
+    tolerance: &RowTolerances,
+    of_equation: impl Fn(usize) -> f64,
+) -> Vec<f64> {
+    let mut row_tol: Vec<f64> = tape.equations().iter().map(|&e| of_equation(e)).collect();
     for l in tape.limit_rows() {
         if row_tol.len() <= l.row {
             row_tol.resize(l.row + 1, crate::TOLERANCE);

@@ -440,6 +440,22 @@ pub fn expression_cam(n: usize) -> String {
     )
 }
 
+/// Revolute `r{k}` from `link{k}`'s marker `a` to the previous link's `b` (the ground's
+/// `m` for the first): a straight chain's joints.
+fn link_revolute(k: usize) -> String {
+    let j = if k == 0 {
+        ("ground".to_string(), "m")
+    } else {
+        (format!("link{}", k - 1), "b")
+    };
+    revolute(
+        &format!("r{k}"),
+        (&format!("link{k}"), "a"),
+        (&j.0, j.1),
+        "",
+    )
+}
+
 /// A straight chain of `n` links (lengths 10, 20 and 40 in turn) laid along x from
 /// (5000, 3000, 0), far from the origin as a plant layout is, every revolute moved by a
 /// motion: joint `k` at `2 sin(360 t + 37 k)` degrees (all driven, the phases spread
@@ -458,17 +474,7 @@ pub fn moving_chain(n: usize) -> String {
             r#"{{ "id": "link{k}", "placement": {{ "position": [{x}, 3000, 0] }}, "markers": {{ "a": {{}}, "b": {{ "position": [{length}, 0, 0] }} }} }}"#
         );
         x += length;
-        let j = if k == 0 {
-            ("ground".to_string(), "m")
-        } else {
-            (format!("link{}", k - 1), "b")
-        };
-        joints.push(revolute(
-            &format!("r{k}"),
-            (&format!("link{k}"), "a"),
-            (&j.0, j.1),
-            "",
-        ));
+        joints.push(link_revolute(k));
         motions.push(format!(
             r#"{{ "joint": "r{k}", "angle": "2 * sin(360 * t + {})" }}"#,
             37 * k
@@ -565,17 +571,7 @@ pub mod scale {
                 &markers,
             ));
             x += length;
-            let j = if k == 0 {
-                ("ground".to_string(), "m")
-            } else {
-                (format!("link{}", k - 1), "b")
-            };
-            joints.push(revolute(
-                &format!("r{k}"),
-                (&format!("link{k}"), "a"),
-                (&j.0, j.1),
-                "",
-            ));
+            joints.push(super::link_revolute(k));
         }
         finish(s, &joints)
     }
