@@ -16,7 +16,7 @@
 /**
  * The C API's minor version: functions added without changing existing ones.
  */
-#define TENON_API_MINOR 0
+#define TENON_API_MINOR 1
 
 /**
  * What a call did.
@@ -181,6 +181,31 @@ enum TenonStatus tenon_report_json(struct TenonMechanism *mechanism,
                                    char *buffer,
                                    size_t length,
                                    size_t *needed);
+
+/**
+ * Sets the geometric tolerance (model length units, 0 or more): repeated joints that
+ * disagree by less are placed by least squares and the cluster reported
+ * over-constrained (`docs/tolerances.md`); 0 goes back to the length tolerance (the
+ * default, unless the file gave one). The next solve uses it. Added in API 1.1.
+ *
+ * # Safety
+ * `mechanism` is a live handle (or null).
+ */
+enum TenonStatus tenon_set_tolerance(struct TenonMechanism *mechanism, double tolerance);
+
+/**
+ * The tolerances the last solve judged by: `length` (model units, scaled with the
+ * model's reach from the origin), `angle` (radians) and `geometric` (model units).
+ * Added in API 1.1.
+ *
+ * # Safety
+ * `mechanism` is a live handle (or null); `length`, `angle` and `geometric` null or
+ * writable.
+ */
+enum TenonStatus tenon_tolerances(struct TenonMechanism *mechanism,
+                                  double *length,
+                                  double *angle,
+                                  double *geometric);
 
 /**
  * Begins a drag of the `count` parts named in `parts`: each must exist and move (a

@@ -261,3 +261,60 @@ pub unsafe extern "C" fn tenon_report_json(
         unsafe { text_out(&text, buffer, length, needed) }
     })
 }
+
+/// Sets the geometric tolerance (model length units, 0 or more): repeated joints that
+/// disagree by less are placed by least squares and the cluster reported
+/// over-constrained (`docs/tolerances.md`); 0 goes back to the length tolerance (the
+/// default, unless the file gave one). The next solve uses it. Added in API 1.1.
+///
+/// # Safety
+/// `mechanism` is a live handle (or null).
+#[no_mangle]
+pub unsafe extern "C" fn tenon_set_tolerance(
+    mechanism: *mut TenonMechanism,
+    tolerance: f64,
+) -> TenonStatus {
+    guard(|| {
+        // SAFETY: the function's contract on `mechanism`.
+        let h = unsafe { handle(mechanism)? };
+        if !(tolerance.is_finite() && tolerance >= 0.0) {
+            return Err(Failure::new(
+                TenonStatus::BadInput,
+                format!("the tolerance must be a finite length of 0 or more, not {tolerance}"),
+            ));
+        }
+        let options = h.mechanism.options();
+        h.mechanism.set_options(tenon::SolveOptions {
+            geometric_tolerance: Some(tolerance),
+            ..options
+        });
+        Ok(())
+    })
+}
+
+/// The tolerances the last solve judged by: `length` (model units, scaled with the
+/// model's reach from the origin), `angle` (radians) and `geometric` (model units).
+/// Added in API 1.1.
+///
+/// # Safety
+/// `mechanism` is a live handle (or null); `length`, `angle` and `geometric` null or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn tenon_tolerances(
+    mechanism: *mut TenonMechanism,
+    length: *mut f64,
+    angle: *mut f64,
+    geometric: *mut f64,
+) -> TenonStatus {
+    guard(|| {
+        // SAFETY: the function's contract on `mechanism`.
+        let h = unsafe { handle(mechanism)? };
+        let t = last_report(h)?.tolerances;
+        // SAFETY: the function's contract on `length`, `angle` and `geometric`.
+        unsafe {
+            value_out(length, t.length, "length")?;
+            value_out(angle, t.angle, "angle")?;
+            value_out(geometric, t.geometric, "geometric")
+        }
+    })
+}

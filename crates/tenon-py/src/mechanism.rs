@@ -277,6 +277,32 @@ impl Mechanism {
             .collect()
     }
 
+    /// The geometric tolerance (model length units): repeated joints that disagree by
+    /// less are placed by least squares and reported over-constrained; None: the
+    /// length tolerance (the default, unless the file gave one).
+    #[getter]
+    fn tolerance(&self) -> Option<f64> {
+        self.inner.options().geometric_tolerance
+    }
+
+    #[setter]
+    fn set_tolerance(&mut self, py: Python<'_>, tolerance: Option<f64>) -> PyResult<()> {
+        if let Some(t) = tolerance.filter(|t| !(t.is_finite() && *t >= 0.0)) {
+            return Err(input_error(
+                py,
+                None,
+                None,
+                &format!("the tolerance must be a finite length of 0 or more, not {t}"),
+            ));
+        }
+        let options = self.inner.options();
+        self.inner.set_options(tenon::SolveOptions {
+            geometric_tolerance: tolerance,
+            ..options
+        });
+        Ok(())
+    }
+
     /// The parts' ids, in file order.
     #[getter]
     fn parts(&self) -> Vec<String> {

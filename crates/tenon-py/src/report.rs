@@ -15,6 +15,8 @@ pub struct Cluster {
     pub status: String,
     /// Degrees of freedom left, None when not counted.
     pub dof: Option<usize>,
+    /// Placed by least squares: repeated joints disagree within the geometric tolerance.
+    pub placed: bool,
 }
 
 #[pymethods]
@@ -49,6 +51,13 @@ pub struct Report {
     pub redundant: Vec<String>,
     /// Joints taking part in a conflict (a diagnosis; empty after a solve).
     pub conflicting: Vec<String>,
+    /// Repeated joints that disagree within the geometric tolerance: each set's joint
+    /// ids and the size of its disagreement (a diagnosis; empty after a solve).
+    pub disagreements: Vec<(Vec<String>, f64)>,
+    /// The tolerances the solve judged by: `length` (model units, scaled with the
+    /// model's reach from the origin), `angle` (radians), `geometric` (model units),
+    /// `reach` (model units).
+    pub tolerances: std::collections::BTreeMap<String, f64>,
 }
 
 #[pymethods]
@@ -81,29 +90,33 @@ pub(crate) fn make(
 ) -> Report {
     let joint = |k: tenon::JointKey| m.joint_id(k).unwrap_or("?").to_string();
     let part = |k: tenon::PartKey| m.part_id(k).unwrap_or("?").to_string();
+    let placed = |k: usize| report.clusters.get(k).is_some_and(|c| c.placed);
     let cluster = |parts: &[tenon::PartKey],
                    joints: &[tenon::JointKey],
-                   status: tenon::Status,
-                   dof| Cluster {
+                   (status, dof): (tenon::Status, Option<usize>),
+                   placed: bool| Cluster {
         parts: parts.iter().map(|&p| part(p)).collect(),
         joints: joints.iter().map(|&j| joint(j)).collect(),
         status: status.name().to_string(),
         dof,
+        placed,
     };
     let clusters = match diagnosis {
         Some(d) => d
             .clusters
             .iter()
-            .map(|c| cluster(&c.parts, &c.joints, c.status, c.dof))
+            .enumerate()
+            .map(|(k, c)| cluster(&c.parts, &c.joints, (c.status, c.dof), placed(k)))
             .collect(),
         None => report
             .clusters
             .iter()
-            .map(|c| cluster(&c.parts, &c.joints, c.status, c.dof))
+            .map(|c| cluster(&c.parts, &c.joints, (c.status, c.dof), c.placed))
             .collect(),
     };
     let mut redundant = Vec::new();
     let mut conflicting = Vec::new();
+    let mut disagreements = Vec::new();
     if let Some(d) = diagnosis {
         for c in &d.clusters {
             for &j in &c.redundant {
@@ -113,6 +126,9 @@ pub(crate) fn make(
                 for &j in &k.joints {
                     push_once(&mut conflicting, joint(j));
                 }
+            }
+            for k in &c.disagreements {
+                disagreements.push((k.joints.iter().map(|&j| joint(j)).collect(), k.violation));
             }
         }
     }
@@ -129,6 +145,16 @@ pub(crate) fn make(
         flipped: report.flipped.iter().map(|&j| joint(j)).collect(),
         redundant,
         conflicting,
+        disagreements,
+        tolerances: [
+            ("length", report.tolerances.length),
+            ("angle", report.tolerances.angle),
+            ("geometric", report.tolerances.geometric),
+            ("reach", report.tolerances.reach),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect(),
     }
 }
 

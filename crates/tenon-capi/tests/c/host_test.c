@@ -316,6 +316,36 @@ static void refuses_bad_input(void) {
     tenon_mechanism_free(NULL);
 }
 
+static void places_joints_within_a_tolerance(void) {
+    /* The bar's tip is 0.01 mm short of the distance asked: a conflict, unless the host
+       accepts disagreements of 0.05 mm. */
+    const char *text =
+        "{\"format\": \"tenon-assembly\", \"version\": 1,"
+        " \"parts\": ["
+        "  {\"id\": \"ground\", \"grounded\": true, \"markers\": {\"o\": {}, \"far\": {\"position\": [0, 100, 0]}}},"
+        "  {\"id\": \"bar\", \"markers\": {\"o\": {}, \"tip\": {\"position\": [100, 0, 0]}}}],"
+        " \"joints\": ["
+        "  {\"id\": \"fix\", \"type\": \"fixed\", \"i\": {\"part\": \"bar\", \"marker\": \"o\"},"
+        "   \"j\": {\"part\": \"ground\", \"marker\": \"o\"}},"
+        "  {\"id\": \"reach\", \"type\": \"distance\", \"distance\": 141.43,"
+        "   \"i\": {\"part\": \"bar\", \"marker\": \"tip\"}, \"j\": {\"part\": \"ground\", \"marker\": \"far\"}}]}";
+    TenonMechanism *m = NULL;
+    CALL(tenon_mechanism_from_json(text, "almost.json", &m), TENON_STATUS_OK);
+    if (!m) return;
+    CALL(tenon_solve(m), TENON_STATUS_NOT_SOLVED);
+    CALL(tenon_set_tolerance(m, -1.0), TENON_STATUS_BAD_INPUT);
+    CALL(tenon_set_tolerance(m, 0.05), TENON_STATUS_OK);
+    CALL(tenon_solve(m), TENON_STATUS_OK);
+    double length = 0, angle = 0, geometric = 0;
+    CALL(tenon_tolerances(m, &length, &angle, &geometric), TENON_STATUS_OK);
+    EXPECT(length == 1e-10 && angle == 1e-10 && geometric == 0.05);
+    TenonClusterStatus status = TENON_CLUSTER_STATUS_WELL_CONSTRAINED;
+    int64_t dof = -1;
+    CALL(tenon_cluster_status(m, 0, &status, &dof), TENON_STATUS_OK);
+    EXPECT(status == TENON_CLUSTER_STATUS_OVER_CONSTRAINED && dof == 0);
+    tenon_mechanism_free(m);
+}
+
 int main(int argc, char **argv) {
     uint32_t major = 0, minor = 0;
     CALL(tenon_api_version(&major, &minor), TENON_STATUS_OK);
@@ -323,6 +353,7 @@ int main(int argc, char **argv) {
     solves_a_driven_four_bar();
     drags_the_crank_a_full_turn();
     names_conflicting_joints();
+    places_joints_within_a_tolerance();
     runs_the_kinematics();
     refuses_bad_input();
     for (int k = 1; k < argc; k++) {

@@ -39,6 +39,7 @@ class Cluster:
     joints: List[str]
     status: str
     dof: Optional[int]
+    placed: bool
 
 class Report:
     """What a solve, drag step or diagnosis found."""
@@ -51,6 +52,8 @@ class Report:
     flipped: List[str]
     redundant: List[str]
     conflicting: List[str]
+    disagreements: List[Tuple[List[str], float]]
+    tolerances: Dict[str, float]
     def __bool__(self) -> bool: ...
 
 class Run:
@@ -105,6 +108,10 @@ class Mechanism:
     def parameter(self, name: str) -> float: ...
     @property
     def parameters(self) -> Dict[str, float]: ...
+    @property
+    def tolerance(self) -> Optional[float]: ...
+    @tolerance.setter
+    def tolerance(self, tolerance: Optional[float]) -> None: ...
     @property
     def parts(self) -> List[str]: ...
     @property
