@@ -36,6 +36,15 @@ pub const RELATIVE_TOLERANCE: f64 = 1e-13;
 /// conflict's size is not blurred by the others' leeway.
 pub const MEASURE_FACTOR: f64 = 1e-3;
 
+/// A row adding less than this fraction of its own length is dependent (the
+/// diagnosis's and the solve's sparse rank).
+pub const DEPENDENT_ROW: f64 = 1e-8;
+
+/// A dependent row whose residual disagrees with its combination by more than this
+/// (model units or radians, scaled like the row's tolerance for models far from the
+/// origin) is conflicting.
+pub const CONSISTENT: f64 = 1e-8;
+
 /// Singular values below this fraction of the largest count as zero (rank decisions).
 pub const RANK_TOLERANCE: f64 = 1e-9;
 

@@ -64,11 +64,7 @@ use crate::{
     Tolerances,
 };
 
-/// A row adding less than this fraction of its own length is dependent.
-pub const DEPENDENT_ROW: f64 = 1e-8;
-/// A dependent row whose residual disagrees with its combination by more than this
-/// (model units or radians) is conflicting.
-pub const CONSISTENT: f64 = 1e-8;
+pub use crate::tolerance::{CONSISTENT, DEPENDENT_ROW};
 /// Default of [`SolveOptions::diagnose_columns`]: clusters with more tangent columns than
 /// this are analysed sparse (rank and dependent rows only; see [`crate::diagnose`]).
 pub const DIAGNOSE_COLUMNS: usize = 1200;
