@@ -165,7 +165,7 @@ impl ExprGraph {
         let mut row: Vec<(u32, ExprId)> = Vec::new();
         for &out in outputs {
             row.clear();
-            for v in self.vars_of(out) {
+            for v in self.vars_of_marked(out) {
                 if let Some(&c) = column_of.get(&v) {
                     let d = self.derivative(out, v);
                     if self.as_const(d) != Some(0.0) {

@@ -112,16 +112,15 @@ impl ExprGraph {
                 stack.pop();
                 continue;
             }
-            let mut pending = false;
-            let waiting: Vec<ExprId> = self
-                .children_of(n)
-                .filter(|&c| self.may_depend(c, v) && !self.deriv_memo.contains_key(&(c, v)))
-                .collect();
-            if !waiting.is_empty() {
-                stack.extend(waiting);
-                pending = true;
+            // Children whose derivatives are still needed go on the stack first (no
+            // list of their own: this runs once per node of every equation).
+            let before = stack.len();
+            for c in self.children_of(n) {
+                if self.may_depend(c, v) && !self.deriv_memo.contains_key(&(c, v)) {
+                    stack.push(c);
+                }
             }
-            if pending {
+            if stack.len() > before {
                 continue;
             }
             let d = self.derivative_step(n, v);

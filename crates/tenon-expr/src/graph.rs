@@ -43,6 +43,10 @@ pub struct ExprGraph {
     pub(crate) directions: Vec<crate::deriv::Direction>,
     zero: ExprId,
     one: ExprId,
+    /// Per node, the last [`vars_of_marked`](Self::vars_of_marked) walk that reached it
+    /// (`marks_stamp`): a visited set without hashing, kept between walks.
+    marks: Vec<u32>,
+    marks_stamp: u32,
 }
 
 impl Default for ExprGraph {
@@ -75,6 +79,8 @@ impl ExprGraph {
             directions: Vec::new(),
             zero: ExprId(0),
             one: ExprId(0),
+            marks: Vec::new(),
+            marks_stamp: 0,
         };
         g.zero = g.intern(Node::Const(0.0f64.to_bits()));
         g.one = g.intern(Node::Const(1.0f64.to_bits()));
@@ -510,6 +516,39 @@ impl ExprGraph {
     pub fn dot(&mut self, a: &[ExprId], b: &[ExprId]) -> ExprId {
         let terms: Vec<ExprId> = a.iter().zip(b).map(|(&x, &y)| self.mul(x, y)).collect();
         self.sum(&terms)
+    }
+
+    /// [`vars_of`](Self::vars_of), marking visited nodes in the graph itself instead of a
+    /// hash set: the walks of compilation (every equation's, for its Jacobian row and its
+    /// cluster) spent most of their time hashing.
+    pub fn vars_of_marked(&mut self, e: ExprId) -> Vec<VarId> {
+        self.marks_stamp = self.marks_stamp.wrapping_add(1);
+        if self.marks_stamp == 0 {
+            self.marks.iter_mut().for_each(|m| *m = 0);
+            self.marks_stamp = 1;
+        }
+        if self.marks.len() < self.nodes.len() {
+            self.marks.resize(self.nodes.len(), 0);
+        }
+        let stamp = self.marks_stamp;
+        let mut out = Vec::new();
+        let mut stack = vec![e];
+        while let Some(n) = stack.pop() {
+            if self.var_mask(n) == 0 {
+                continue;
+            }
+            match self.marks.get_mut(n.index()) {
+                Some(m) if *m != stamp => *m = stamp,
+                _ => continue,
+            }
+            match self.node(n) {
+                Node::Var(v) => out.push(v),
+                _ => stack.extend(self.children_of(n)),
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// Sorted, de-duplicated unknowns that `e` depends on (exact, by traversal).

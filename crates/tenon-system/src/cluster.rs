@@ -592,10 +592,10 @@ pub(crate) fn compile_clusters(
         group_of.insert(e.var, n_parts + k);
     }
     let mut uf = UnionFind::<usize>::new(groups.max(1));
-    let graph = &system.graph;
-    let first_group = |e: ExprId, uf: &mut UnionFind<usize>| -> Option<usize> {
+    let graph = &mut system.graph;
+    let mut first_group = |e: ExprId, uf: &mut UnionFind<usize>| -> Option<usize> {
         let gs: Vec<usize> = graph
-            .vars_of(e)
+            .vars_of_marked(e)
             .iter()
             .filter_map(|v| group_of.get(v).copied())
             .collect();
