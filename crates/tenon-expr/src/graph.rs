@@ -527,37 +527,33 @@ impl ExprGraph {
             self.marks.iter_mut().for_each(|m| *m = 0);
             self.marks_stamp = 1;
         }
-        if self.marks.len() < self.nodes.len() {
-            self.marks.resize(self.nodes.len(), 0);
-        }
         let stamp = self.marks_stamp;
-        let mut out = Vec::new();
-        let mut stack = vec![e];
-        while let Some(n) = stack.pop() {
-            if self.var_mask(n) == 0 {
-                continue;
+        let mut marks = std::mem::take(&mut self.marks);
+        marks.resize(marks.len().max(self.nodes.len()), 0);
+        let out = self.walk_vars(e, |n| match marks.get_mut(n.index()) {
+            Some(m) if *m != stamp => {
+                *m = stamp;
+                true
             }
-            match self.marks.get_mut(n.index()) {
-                Some(m) if *m != stamp => *m = stamp,
-                _ => continue,
-            }
-            match self.node(n) {
-                Node::Var(v) => out.push(v),
-                _ => stack.extend(self.children_of(n)),
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
+            _ => false,
+        });
+        self.marks = marks;
         out
     }
 
     /// Sorted, de-duplicated unknowns that `e` depends on (exact, by traversal).
     pub fn vars_of(&self, e: ExprId) -> Vec<VarId> {
-        let mut out = Vec::new();
         let mut seen = rustc_hash::FxHashSet::default();
+        self.walk_vars(e, |n| seen.insert(n))
+    }
+
+    /// The unknowns below `e`, each node entered once (`first_visit(n)` is false for a
+    /// node seen before), sorted and de-duplicated.
+    fn walk_vars(&self, e: ExprId, mut first_visit: impl FnMut(ExprId) -> bool) -> Vec<VarId> {
+        let mut out = Vec::new();
         let mut stack = vec![e];
         while let Some(n) = stack.pop() {
-            if self.var_mask(n) == 0 || !seen.insert(n) {
+            if self.var_mask(n) == 0 || !first_visit(n) {
                 continue;
             }
             match self.node(n) {
