@@ -277,17 +277,7 @@ pub unsafe extern "C" fn tenon_set_tolerance(
     guard(|| {
         // SAFETY: the function's contract on `mechanism`.
         let h = unsafe { handle(mechanism)? };
-        if !(tolerance.is_finite() && tolerance >= 0.0) {
-            return Err(Failure::new(
-                TenonStatus::BadInput,
-                format!("the tolerance must be a finite length of 0 or more, not {tolerance}"),
-            ));
-        }
-        let options = h.mechanism.options();
-        h.mechanism.set_options(tenon::SolveOptions {
-            geometric_tolerance: Some(tolerance),
-            ..options
-        });
+        h.mechanism.set_tolerance(Some(tolerance))?;
         Ok(())
     })
 }

@@ -104,11 +104,6 @@ pub(crate) struct Given<'a> {
 /// file's geometric tolerance for this solve (the assembly, and a file written from it,
 /// keep their own).
 pub(crate) fn load(file: &Path, given: &Given<'_>) -> Result<(Mechanism, Progress), Failure> {
-    if let Some(t) = given.tolerance.filter(|t| !(t.is_finite() && *t >= 0.0)) {
-        return Err(bad_input(anyhow!(
-            "--tolerance {t}: expected a finite length of 0 or more"
-        )));
-    }
     crate::timings::mark("read");
     let mut assembly = crate::read(file)?;
     apply_sets(&mut assembly, given.sets, file)?;
@@ -116,10 +111,14 @@ pub(crate) fn load(file: &Path, given: &Given<'_>) -> Result<(Mechanism, Progres
     let progress = Progress::new(assembly.part_count());
     let mut mechanism = Mechanism::new_with_progress(assembly, &mut |p| progress.phase(p))
         .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
+    if let Some(t) = given.tolerance {
+        mechanism
+            .set_tolerance(Some(t))
+            .map_err(|e| bad_input(anyhow!("--tolerance {t}: {e}")))?;
+    }
     // The command's report counts every cluster's degrees of freedom (a host
     // re-solving through the API counts large ones only when asked).
     mechanism.set_options(tenon::SolveOptions {
-        geometric_tolerance: given.tolerance.or(mechanism.options().geometric_tolerance),
         rank_columns: usize::MAX,
         ..mechanism.options()
     });

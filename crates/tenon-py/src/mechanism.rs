@@ -287,20 +287,9 @@ impl Mechanism {
 
     #[setter]
     fn set_tolerance(&mut self, py: Python<'_>, tolerance: Option<f64>) -> PyResult<()> {
-        if let Some(t) = tolerance.filter(|t| !(t.is_finite() && *t >= 0.0)) {
-            return Err(input_error(
-                py,
-                None,
-                None,
-                &format!("the tolerance must be a finite length of 0 or more, not {t}"),
-            ));
-        }
-        let options = self.inner.options();
-        self.inner.set_options(tenon::SolveOptions {
-            geometric_tolerance: tolerance,
-            ..options
-        });
-        Ok(())
+        self.inner
+            .set_tolerance(tolerance)
+            .map_err(|e| to_py(py, e))
     }
 
     /// The parts' ids, in file order.

@@ -196,6 +196,21 @@ impl Mechanism {
         self.options = options;
     }
 
+    /// Sets the geometric tolerance (model length units, a finite number of 0 or more;
+    /// `None`: the length tolerance): repeated joints that disagree by less are placed
+    /// by least squares (`docs/tolerances.md`). The assembly, and a file written from
+    /// it, keep their own `tolerance`.
+    pub fn set_tolerance(&mut self, tolerance: Option<f64>) -> Result<(), Error> {
+        if let Some(t) = tolerance.filter(|t| !(t.is_finite() && *t >= 0.0)) {
+            return Err(Error::NotFinite {
+                what: "tolerance (a length of 0 or more)".to_string(),
+                value: t,
+            });
+        }
+        self.options.geometric_tolerance = tolerance;
+        Ok(())
+    }
+
     /// Compiles the stage tapes the current options solve with (once per kind).
     fn prepare(&mut self) -> Result<(), Error> {
         let Built {

@@ -116,8 +116,6 @@ pub(super) fn settle(
 /// within it over the model's reach: no point moved by more).
 fn measure(cx: &ClusterAt<'_>, conflicts: &mut [Conflict]) -> Result<Vec<bool>, SolveError> {
     let mut within = vec![false; conflicts.len()];
-    let geometric = cx.tolerances.geometric;
-    let turn = cx.tolerances.geometric_turn();
     let ends: FxHashSet<JointKey> = conflicts
         .iter()
         .take(MEASURED_CONFLICTS)
@@ -143,14 +141,8 @@ fn measure(cx: &ClusterAt<'_>, conflicts: &mut [Conflict]) -> Result<Vec<bool>, 
             .partition(|&&r| cx.joint_of(r) == Some(last));
         if let Some(held) = violation_without(cx, &keep, &own)? {
             conflict.violation = held.iter().fold(0.0f64, |m, &(_, v)| m.max(v.abs()));
-            let equations = cx.problem.system.equations();
-            *tolerated = held.iter().all(|&(k, v)| {
-                let limit = match equations.get(k).map(|e| e.quantity) {
-                    Some(tenon_system::Quantity::Angle) => turn,
-                    _ => geometric,
-                };
-                v.abs() <= limit
-            });
+            // The same per-equation limits a solve places by.
+            *tolerated = held.iter().all(|&(k, v)| v.abs() <= cx.tolerance.placed(k));
         }
     }
     Ok(within)
