@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use anyhow::anyhow;
-use tenon::{Assembly, ClusterDiagnosis, Diagnosis, JointKey, Motion, Report, Status};
+use tenon::{Assembly, ClusterDiagnosis, Diagnosis, Report, Status};
 
-use crate::render::{joint_name, messages, part_list, part_name, HUMAN_CLUSTERS, HUMAN_LINES};
+use crate::render::{messages, part_list, HUMAN_CLUSTERS, HUMAN_LINES};
 use crate::Failure;
 
 /// What a check found: the file's name, the solve's report and the diagnosis.
@@ -72,131 +72,24 @@ pub(crate) fn run(
     }
 }
 
-fn fmt3(v: [f64; 3]) -> String {
-    let r = tenon_report::round(v);
-    format!("({}, {}, {})", r[0], r[1], r[2])
-}
-
-fn names(assembly: &Assembly, joints: &[JointKey]) -> String {
-    let quoted: Vec<String> = joints
-        .iter()
-        .map(|j| format!("'{}'", joint_name(assembly, *j)))
-        .collect();
-    match quoted.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
-        _ => quoted.join(""),
-    }
-}
-
+/// The cluster's sentences, at most [`HUMAN_LINES`] of each kind, then how many more.
 fn cluster_sentences(assembly: &Assembly, c: &ClusterDiagnosis, out: &mut String) {
-    if c.structure.excess_equations > 0 {
-        out.push_str(&format!(
-            "    by structure alone, at least {} equation(s) repeat or conflict (more equations than the unknowns they involve)\n",
-            c.structure.excess_equations
-        ));
-    }
-    if c.structure.unfixed_unknowns > 0 {
-        out.push_str(&format!(
-            "    by structure alone, at least {} degree(s) of freedom are left (unknowns no equation reaches enough)\n",
-            c.structure.unfixed_unknowns
-        ));
-    }
-    // Joints ending a disagreement get their own sentence below.
-    let disagreeing: Vec<JointKey> = c
-        .disagreements
-        .iter()
-        .filter_map(|d| d.joints.last().copied())
-        .collect();
-    let plain: Vec<&JointKey> = c
-        .redundant
-        .iter()
-        .filter(|j| !disagreeing.contains(j))
-        .collect();
-    for j in plain.iter().take(HUMAN_LINES) {
-        out.push_str(&format!(
-            "    joint '{}' repeats what the other joints already hold (redundant)\n",
-            joint_name(assembly, **j)
-        ));
-    }
-    more(out, plain.len(), "redundant joints");
-    for k in c.conflicts.iter().take(HUMAN_LINES) {
-        if let Some((last, rest)) = k.joints.split_last() {
-            let by = if k.violation.is_finite() {
-                format!("{:.6}", k.violation)
-            } else {
-                "an amount its equations cannot evaluate at this pose".to_string()
-            };
-            let sentence = if rest.is_empty() {
-                // Its own equations disagree among themselves (or cannot be evaluated).
-                format!("cannot hold at this pose: it is off by {by}")
-            } else {
-                format!(
-                    "cannot hold together with {}: with those holding, it is off by {by}",
-                    names(assembly, rest)
-                )
-            };
+    let sentences = tenon_report::cluster_sentences(assembly, c);
+    let mut k = 0;
+    while let Some(first) = sentences.get(k) {
+        let kind = first.kind;
+        let count = sentences[k..].iter().take_while(|s| s.kind == kind).count();
+        for s in &sentences[k..k + count.min(HUMAN_LINES)] {
+            out.push_str(&format!("    {}\n", s.text));
+        }
+        if count > HUMAN_LINES {
             out.push_str(&format!(
-                "    joint '{}' {sentence}\n",
-                joint_name(assembly, *last)
+                "    ... and {} more {} (--json lists them all)\n",
+                count - HUMAN_LINES,
+                kind.plural()
             ));
         }
-    }
-    more(out, c.conflicts.len(), "conflicts");
-    for d in c.disagreements.iter().take(HUMAN_LINES) {
-        if let Some((last, rest)) = d.joints.split_last() {
-            let with = if rest.is_empty() {
-                String::new()
-            } else {
-                format!(" with {}", names(assembly, rest))
-            };
-            out.push_str(&format!(
-                "    joint '{}' repeats and disagrees{with} by {:.6}, within the tolerance: placed by least squares\n",
-                joint_name(assembly, *last),
-                d.violation
-            ));
-        }
-    }
-    more(out, c.disagreements.len(), "disagreements");
-    if c.free_motions.is_empty() && c.dof.is_some_and(|d| d > 0) {
-        out.push_str(&format!(
-            "    (free motions are listed for clusters of up to {} unknowns)\n",
-            tenon::DIAGNOSE_COLUMNS
-        ));
-    }
-    for f in c.free_motions.iter().take(HUMAN_LINES) {
-        let part = part_name(assembly, f.part);
-        let sentence = match f.motion {
-            Motion::Translation { direction } => {
-                format!("{part} can slide along {}", fmt3(direction))
-            }
-            Motion::Rotation { axis, point } if f.idle => format!(
-                "{part} can spin about the axis {} through {} without moving anything else (idle)",
-                fmt3(axis),
-                fmt3(point)
-            ),
-            Motion::Rotation { axis, point } => format!(
-                "{part} can turn about the axis {} through {}",
-                fmt3(axis),
-                fmt3(point)
-            ),
-            Motion::Screw { axis, point, pitch } => format!(
-                "{part} can screw along the axis {} through {}, advancing {pitch:.6} per turn",
-                fmt3(axis),
-                fmt3(point)
-            ),
-        };
-        out.push_str(&format!("    {sentence}\n"));
-    }
-    more(out, c.free_motions.len(), "free motions");
-}
-
-/// "... and N more" after the first [`HUMAN_LINES`] of a list.
-fn more(out: &mut String, count: usize, what: &str) {
-    if count > HUMAN_LINES {
-        out.push_str(&format!(
-            "    ... and {} more {what} (--json lists them all)\n",
-            count - HUMAN_LINES
-        ));
+        k += count;
     }
 }
 

@@ -7,6 +7,10 @@
 
 #![warn(missing_docs)]
 
+mod sentences;
+
+pub use sentences::{cluster_sentences, format_vector, Sentence, SentenceKind};
+
 use serde_json::{json, Value};
 use tenon::{
     Assembly, Coordinate, Diagnosis, Grounding, JointKey, LimitSide, Motion, PartKey, Report,
