@@ -16,11 +16,21 @@ struct Checked<'a> {
     diagnosis: &'a Diagnosis,
 }
 
+/// How the check is shown: the report as text or JSON, and the HTML page if asked.
+pub(crate) struct Shown<'a> {
+    pub(crate) json: bool,
+    pub(crate) html: Option<&'a Path>,
+}
+
 pub(crate) fn run(
     file: &Path,
     given: &crate::solve::Given<'_>,
-    as_json: bool,
+    shown_as: Shown<'_>,
 ) -> Result<(), Failure> {
+    let as_json = shown_as.json;
+    if let Some(html) = shown_as.html {
+        crate::output::check(html, &[file])?;
+    }
     let name = file.display().to_string();
     let (mut mechanism, progress) = crate::solve::load(file, given)?;
     let diagnosis = mechanism
@@ -43,7 +53,13 @@ pub(crate) fn run(
         report: &report,
         diagnosis: &diagnosis,
     };
-    let text = if as_json {
+    if let Some(html) = shown_as.html {
+        let page = tenon_report::check_html(&shown, &report, &diagnosis, &name);
+        crate::output::write(html, page.as_bytes()).map_err(crate::bad_input)?;
+    }
+    let text = if shown_as.html.is_some_and(crate::output::is_stdout) {
+        String::new()
+    } else if as_json {
         let mut t =
             serde_json::to_string_pretty(&tenon_report::check_json(&shown, &report, &diagnosis))
                 .unwrap_or_default();

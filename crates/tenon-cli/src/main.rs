@@ -58,6 +58,11 @@ enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Also write the diagnosis as one self-contained HTML page (a diagram to turn
+        /// and zoom, the joints coloured by what was found, the report beside it); `-`
+        /// prints the page instead of the report.
+        #[arg(long, value_name = "OUT.html")]
+        html: Option<PathBuf>,
     },
     /// Run the motions over time: positions, velocities and accelerations of every
     /// part, frame by frame (the file's `simulation` settings, or `--end` / `--step`).
@@ -186,13 +191,17 @@ fn run(cli: Cli) -> Result<(), Failure> {
             set,
             tolerance,
             json,
+            html,
         } => check::run(
             &file,
             &solve::Given {
                 sets: &set,
                 tolerance,
             },
-            json,
+            check::Shown {
+                json,
+                html: html.as_deref(),
+            },
         ),
         Command::Kinematics { run } => {
             kinematics::run(&run.file, (run.end, run.step), run.output.as_deref())

@@ -7,8 +7,10 @@
 
 #![warn(missing_docs)]
 
+mod html;
 mod sentences;
 
+pub use html::{check_html, DETAILED_JOINTS, DRAWN_MOTIONS};
 pub use sentences::{cluster_sentences, format_vector, Sentence, SentenceKind};
 
 use serde_json::{json, Value};
