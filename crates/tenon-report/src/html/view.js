@@ -311,12 +311,21 @@
   }
   function fit() {
     const box = svg.getBoundingClientRect();
+    // The parts and the joints' glyphs (pitch circles, profiles) fit; free motions
+    // may act far away (a coupler's instant centre) and are left out.
     let span = [0, 0];
-    D.parts.forEach((_, k) => partPoints(k).forEach((v) => {
+    const reach = (v) => {
       const d = sub(v, centre);
       span[0] = Math.max(span[0], Math.abs(dot(view[0], d)));
       span[1] = Math.max(span[1], Math.abs(dot(view[1], d)));
-    }));
+    };
+    for (const it of items) {
+      if (it.group.closest("#motions")) continue;
+      for (const e of it.els) {
+        const p = e._prim;
+        (p.multi ? p.lines.flat() : p.pts).forEach(reach);
+      }
+    }
     const sx = box.width / 2 / Math.max(span[0] + G * 2, 1e-12);
     const sy = box.height / 2 / Math.max(span[1] + G * 2, 1e-12);
     S = 0.9 * Math.min(sx, sy);
@@ -407,11 +416,15 @@
   }, { passive: false });
   svg.addEventListener("dblclick", () => { fit(); redraw(); });
   window.addEventListener("resize", redraw);
-  const views = [["fit", null], ["xy", [[0, 0, 1], [0, 1, 0]]], ["xz", [[0, -1, 0], [0, 0, 1]]],
+  const views = [["home", "home"], ["fit", null], ["xy", [[0, 0, 1], [0, 1, 0]]], ["xz", [[0, -1, 0], [0, 0, 1]]],
     ["yz", [[1, 0, 0], [0, 0, 1]]], ["iso", [[1, -1, 0.8], [0, 0, 1]]]];
   views.forEach(([name, v]) => {
     const b = html("button", { type: "button", "data-view": name }, tools, name);
-    b.addEventListener("click", () => { if (v) orient(v[0], v[1]); fit(); redraw(); });
+    b.addEventListener("click", () => {
+      if (v === "home") home();
+      else { if (v) orient(v[0], v[1]); fit(); }
+      redraw();
+    });
   });
 
   // ---- highlighting ------------------------------------------------------------------

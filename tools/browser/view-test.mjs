@@ -1,0 +1,135 @@
+// Opens the HTML view of every fixture in headless Chromium (Debian's, driven by
+// playwright-core) and checks it against the JSON report of the same check:
+// no console errors, no request leaving the page, one glyph per joint with the status
+// the report gives, one mark per free motion, a conflict set lit together on hover.
+// Saves screenshots under the output folder (not committed).
+//
+// usage: node view-test.mjs TENON_BINARY FIXTURES_DIR OUT_DIR
+import { chromium } from "playwright-core";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, existsSync } from "node:fs";
+import { join, basename, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [tenon, fixtures, out] = process.argv.slice(2).map((p) => resolve(p));
+mkdirSync(out, { recursive: true });
+
+function check(file, page) {
+  let stdout;
+  try {
+    stdout = execFileSync(tenon, ["check", file, "--json", "--html", page],
+      { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  } catch (e) {
+    if (e.status !== 1) throw e; // 1: not solved or conflicting, still reported
+    stdout = e.stdout;
+  }
+  return JSON.parse(stdout);
+}
+
+const failures = [];
+const fail = (what) => { failures.push(what); console.error("FAIL " + what); };
+const expect = (cond, what) => { if (!cond) fail(what); };
+
+const files = [
+  ...readdirSync(fixtures).filter((f) => f.endsWith(".json")).map((f) => join(fixtures, f)),
+  ...readdirSync(join(fixtures, "conflicting")).map((f) => join(fixtures, "conflicting", f)),
+].sort();
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const context = await browser.newContext({ viewport: { width: 1200, height: 700 } });
+let pages = 0, glyphs = 0, marks = 0, hovers = 0;
+
+for (const file of files) {
+  const name = basename(file, ".json");
+  const html = join(out, name + ".html");
+  const report = check(file, html);
+  const input = JSON.parse(readFileSync(file, "utf8"));
+  const url = pathToFileURL(html).href;
+  const page = await context.newPage();
+  const errors = [], requests = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.route("**/*", (route) => {
+    const u = route.request().url();
+    if (u === url) return route.continue();
+    requests.push(u);
+    return route.abort();
+  });
+  await page.goto(url);
+  await page.waitForSelector("body[data-ready='1']", { timeout: 20000 });
+  pages++;
+  expect(errors.length === 0, `${name}: console errors: ${errors.join(" | ")}`);
+  expect(requests.length === 0, `${name}: the page requested ${requests.join(", ")}`);
+
+  // One glyph per joint of the file, with the report's status.
+  const drawn = await page.$$eval("g.joint", (gs) => gs.map((g) => ({
+    id: window.tenonView.data.joints[Number(g.dataset.joint)].id,
+    status: g.dataset.status, cls: g.getAttribute("class"),
+  })));
+  const joints = (input.joints || []).map((j) => j.id);
+  expect(drawn.length === joints.length, `${name}: ${drawn.length} joint glyphs for ${joints.length} joints`);
+  const redundant = new Set(report.clusters.flatMap((c) => c.redundant));
+  const conflicting = new Set(report.clusters.flatMap((c) => c.conflicting));
+  for (const g of drawn) {
+    const want = conflicting.has(g.id) ? "conflicting" : redundant.has(g.id) ? "redundant"
+      : (input.joints.find((j) => j.id === g.id) || {}).suppressed ? "suppressed" : "ok";
+    expect(g.status === want && g.cls.includes("status-" + want), `${name}: joint ${g.id} drawn ${g.status}, report says ${want}`);
+    glyphs++;
+  }
+
+  // One mark per reported free motion, each with its kind and idleness.
+  const motions = await page.$$eval("g.motion", (gs) => gs.map((g) => g.getAttribute("class")));
+  expect(motions.length === report.free_motions.length, `${name}: ${motions.length} motion marks for ${report.free_motions.length} free motions`);
+  report.free_motions.forEach((m, k) => {
+    const cls = motions[k] || "";
+    expect(cls.includes(m.kind) && cls.includes("idle") === m.idle, `${name}: motion ${k} drawn '${cls}', report says ${m.kind}${m.idle ? " idle" : ""}`);
+    marks++;
+  });
+
+  // Hovering a conflicting joint lights its whole set and dims the rest.
+  for (const c of report.clusters) {
+    for (const set of c.conflicts) {
+      const last = set.joints[set.joints.length - 1];
+      const index = await page.evaluate((id) => window.tenonView.data.joints.findIndex((j) => j.id === id), last);
+      await page.hover(`g.joint[data-joint='${index}']`, { force: true });
+      const lit = await page.$$eval("g.joint.hl", (gs) => gs.map((g) => window.tenonView.data.joints[Number(g.dataset.joint)].id));
+      expect(set.joints.every((j) => lit.includes(j)) && lit.length === set.joints.length,
+        `${name}: hovering ${last} lit [${lit}], its set is [${set.joints}]`);
+      const focused = await page.$eval("svg#drawing", (s) => s.classList.contains("focus"));
+      expect(focused, `${name}: hovering ${last} did not dim the rest`);
+      const rows = await page.$$eval("aside .hl", (r) => r.length);
+      expect(rows > 0, `${name}: hovering ${last} lit no row of the report`);
+      await page.mouse.move(1, 1);
+      hovers++;
+    }
+  }
+
+  // Turning the view moves the drawing.
+  const before = await page.$eval("g.part polyline, g.part path", (e) => e.getAttribute("points") || e.getAttribute("d"));
+  const box = await page.$eval("svg#drawing", (s) => { const b = s.getBoundingClientRect(); return [b.x + b.width / 2, b.y + b.height / 2]; });
+  await page.mouse.move(box[0], box[1]);
+  await page.mouse.down();
+  await page.mouse.move(box[0] + 80, box[1] + 40, { steps: 4 });
+  await page.mouse.up();
+  await page.waitForTimeout(50);
+  const after = await page.$eval("g.part polyline, g.part path", (e) => e.getAttribute("points") || e.getAttribute("d"));
+  expect(before !== after, `${name}: dragging did not turn the view`);
+  await page.click("button[data-view='home']");
+
+  if (["four-bar", "bent-four-bar", "slider-crank"].includes(name)) {
+    await page.waitForTimeout(50);
+    await page.screenshot({ path: join(out, name + ".png") });
+  }
+  await page.close();
+}
+
+await browser.close();
+console.log(`browser: ${pages} pages opened in Chromium, ${glyphs} joint glyphs and ${marks} free-motion marks matched their reports, ${hovers} conflict sets lit on hover; screenshots in ${out}`);
+if (failures.length) {
+  console.error(`${failures.length} failure(s)`);
+  process.exit(1);
+}
