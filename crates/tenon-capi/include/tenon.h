@@ -16,7 +16,7 @@
 /**
  * The C API's minor version: functions added without changing existing ones.
  */
-#define TENON_API_MINOR 1
+#define TENON_API_MINOR 2
 
 /**
  * What a call did.
@@ -178,6 +178,22 @@ enum TenonStatus tenon_joint_issue(struct TenonMechanism *mechanism,
  * `needed` null or writable.
  */
 enum TenonStatus tenon_report_json(struct TenonMechanism *mechanism,
+                                   char *buffer,
+                                   size_t length,
+                                   size_t *needed);
+
+/**
+ * The diagnosis as one self-contained HTML page into `buffer` (as `tenon check
+ * --html`): the assembly's diagram to turn and zoom, the joints coloured by what
+ * `tenon_diagnose` found, the free motions, the report beside it. `title` (null: the
+ * assembly's name) heads the page. Added in API 1.2.
+ *
+ * # Safety
+ * `mechanism` is a live handle (or null); `title` null or a NUL-terminated string;
+ * `buffer` null or `length` writable bytes; `needed` null or writable.
+ */
+enum TenonStatus tenon_report_html(struct TenonMechanism *mechanism,
+                                   const char *title,
                                    char *buffer,
                                    size_t length,
                                    size_t *needed);

@@ -7,7 +7,7 @@ use std::ffi::c_char;
 use tenon::{Diagnosis, JointKey, Report, Status};
 
 use crate::mechanism::{handle, TenonMechanism};
-use crate::status::{guard, text_out, value_out, Failure, TenonStatus};
+use crate::status::{guard, optional_text_in, text_out, value_out, Failure, TenonStatus};
 
 /// How a cluster of parts stands after a solve or a diagnosis.
 #[repr(C)]
@@ -259,6 +259,37 @@ pub unsafe extern "C" fn tenon_report_json(
             .map_err(|e| Failure::new(TenonStatus::InternalError, e.to_string()))?;
         // SAFETY: the function's contract on `buffer`, `length` and `needed`.
         unsafe { text_out(&text, buffer, length, needed) }
+    })
+}
+
+/// The diagnosis as one self-contained HTML page into `buffer` (as `tenon check
+/// --html`): the assembly's diagram to turn and zoom, the joints coloured by what
+/// `tenon_diagnose` found, the free motions, the report beside it. `title` (null: the
+/// assembly's name) heads the page. Added in API 1.2.
+///
+/// # Safety
+/// `mechanism` is a live handle (or null); `title` null or a NUL-terminated string;
+/// `buffer` null or `length` writable bytes; `needed` null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tenon_report_html(
+    mechanism: *mut TenonMechanism,
+    title: *const c_char,
+    buffer: *mut c_char,
+    length: usize,
+    needed: *mut usize,
+) -> TenonStatus {
+    guard(|| {
+        // SAFETY: the function's contract on `mechanism`.
+        let h = unsafe { handle(mechanism)? };
+        let report = last_report(h)?;
+        let diagnosis = diagnosed(h)?;
+        let assembly = h.mechanism.assembly();
+        // SAFETY: the function's contract on `title`.
+        let title = unsafe { optional_text_in(title, "title")? }
+            .map_or_else(|| assembly.name().to_string(), str::to_string);
+        let page = tenon_report::check_html(&assembly, report, diagnosis, &title);
+        // SAFETY: the function's contract on `buffer`, `length` and `needed`.
+        unsafe { text_out(&page, buffer, length, needed) }
     })
 }
 

@@ -423,6 +423,26 @@ impl Mechanism {
             .map_err(|e| crate::errors::InternalError::new_err(e.to_string()))
     }
 
+    /// The last diagnosis as one self-contained HTML page (`tenon check --html`): the
+    /// assembly's diagram to turn and zoom, the joints coloured by what `diagnose()`
+    /// found, the free motions, the report beside it. `title` defaults to the
+    /// assembly's name.
+    #[pyo3(signature = (title=None))]
+    fn report_html(&self, py: Python<'_>, title: Option<&str>) -> PyResult<String> {
+        let report = self
+            .inner
+            .report()
+            .ok_or_else(|| input_error(py, None, None, "no solve yet: call diagnose() first"))?;
+        let diagnosis = self.diagnosis.as_ref().ok_or_else(|| {
+            input_error(py, None, None, "no diagnosis yet: call diagnose() first")
+        })?;
+        let assembly = self.inner.assembly();
+        let title = title.map_or_else(|| assembly.name().to_string(), str::to_string);
+        Ok(tenon_report::check_html(
+            &assembly, report, diagnosis, &title,
+        ))
+    }
+
     /// The assembly as JSON text (format v1) at its current placements.
     fn to_json(&self) -> String {
         self.inner.to_json()

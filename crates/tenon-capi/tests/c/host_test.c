@@ -333,6 +333,16 @@ static void places_joints_within_a_tolerance(void) {
     CALL(tenon_mechanism_from_json(text, "almost.json", &m), TENON_STATUS_OK);
     if (!m) return;
     CALL(tenon_solve(m), TENON_STATUS_NOT_SOLVED);
+    /* The page needs a diagnosis; after one, it carries the joints' statuses. */
+    size_t needed = 0;
+    CALL(tenon_report_html(m, "almost", NULL, 0, &needed), TENON_STATUS_BAD_INPUT);
+    CALL(tenon_diagnose(m), TENON_STATUS_OK);
+    CALL(tenon_report_html(m, "almost", NULL, 0, &needed), TENON_STATUS_WRONG_LENGTH);
+    char *page = malloc(needed + 1);
+    CALL(tenon_report_html(m, "almost", page, needed + 1, &needed), TENON_STATUS_OK);
+    EXPECT(strstr(page, "<title>almost - Tenon</title>") != NULL);
+    EXPECT(strstr(page, "\"status\":\"conflicting\"") != NULL);
+    free(page);
     CALL(tenon_set_tolerance(m, -1.0), TENON_STATUS_BAD_INPUT);
     CALL(tenon_set_tolerance(m, 0.05), TENON_STATUS_OK);
     CALL(tenon_solve(m), TENON_STATUS_OK);

@@ -10,8 +10,8 @@
 
 use serde_json::{json, Value};
 use tenon::{
-    Assembly, CamProfile, Diagnosis, Field, JointKey, MarkerRef, MarkerSpec, Motion, PartKey,
-    Pose, Report,
+    Assembly, CamProfile, Diagnosis, Field, JointKey, MarkerRef, MarkerSpec, Motion, PartKey, Pose,
+    Report,
 };
 
 use crate::{cluster_sentences, messages, tolerances_json};
@@ -227,7 +227,11 @@ fn check_data(assembly: &Assembly, report: &Report, diagnosis: &Diagnosis, title
         .joints()
         .enumerate()
         .map(|(k, (_, j))| {
-            let st = if j.suppressed { "suppressed" } else { status[k] };
+            let st = if j.suppressed {
+                "suppressed"
+            } else {
+                status[k]
+            };
             let mut v = json!({
                 "id": j.id,
                 "type": j.joint_type.name(),
