@@ -127,6 +127,71 @@ for (const file of files) {
   await page.close();
 }
 
+// Runs: the slider-crank's kinematics animated. Played, the frame advances, and the
+// crank is drawn where the JSON trajectory of the same run puts it.
+async function openRun(args, name) {
+  const html = join(out, name + ".html"), traj = join(out, name + ".json"), plot = join(out, name + ".svg");
+  execFileSync(tenon, [...args, "--html", html, "-o", traj, "--plot", plot], { stdio: ["ignore", "pipe", "pipe"] });
+  const url = pathToFileURL(html).href;
+  const page = await context.newPage();
+  const errors = [], requests = [];
+  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("pageerror", (e) => errors.push(String(e)));
+  await page.route("**/*", (route) => {
+    if (route.request().url() === url) return route.continue();
+    requests.push(route.request().url());
+    return route.abort();
+  });
+  await page.goto(url);
+  await page.waitForSelector("body[data-ready='1']", { timeout: 20000 });
+  pages++;
+  expect(errors.length === 0, `${name}: console errors: ${errors.join(" | ")}`);
+  expect(requests.length === 0, `${name}: the page requested ${requests.join(", ")}`);
+  const trajectory = JSON.parse(readFileSync(traj, "utf8"));
+  const svgText = readFileSync(plot, "utf8");
+  return { page, trajectory, svgText };
+}
+const rotate = (q, v) => {
+  const u = [q[1], q[2], q[3]];
+  const c = (a, b) => [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+  const t = c(u, v).map((x) => 2 * x), w = c(u, t);
+  return [0, 1, 2].map((i) => v[i] + q[0] * t[i] + w[i]);
+};
+{
+  const { page, trajectory, svgText } = await openRun(["kinematics", join(fixtures, "slider-crank.json")], "slider-crank-run");
+  const figures = await page.$$eval("figure.plot svg", (s) => s.length);
+  expect(figures >= 3, `slider-crank run: ${figures} plots`);
+  expect((svgText.match(/<svg /g) || []).length === figures + 1, "slider-crank run: --plot holds the page's plots");
+  const crankAt = async () => page.evaluate(() => {
+    const V = window.tenonView, k = V.data.parts.findIndex((p) => p.id === "crank");
+    const line = document.querySelector(`g.part[data-part='${k}'] polyline`).getAttribute("points").trim().split(" ");
+    return { k, frame: V.frame, drawn: line[line.length - 1].split(",").map(Number), local: V.data.parts[k].pts.at(-1) };
+  });
+  const first = await crankAt();
+  await page.click("#play");
+  await page.waitForFunction(() => window.tenonView.frame >= 20, null, { timeout: 15000 });
+  await page.click("#play");
+  await page.waitForTimeout(100);
+  const later = await crankAt();
+  expect(later.frame > first.frame, "slider-crank run: playing did not advance the frames");
+  const f = trajectory.frames[later.frame], pose = f.parts.crank;
+  const world = rotate(pose.quaternion, later.local).map((x, i) => x + pose.position[i]);
+  const want = await page.evaluate((w) => window.tenonView.project(w), world);
+  const off = Math.hypot(want[0] - later.drawn[0], want[1] - later.drawn[1]);
+  expect(off < 0.2, `slider-crank run: the crank is drawn ${off.toFixed(2)} px from where frame ${later.frame} puts it`);
+  expect(Math.hypot(first.drawn[0] - later.drawn[0], first.drawn[1] - later.drawn[1]) > 5, "slider-crank run: the crank did not move");
+  await page.screenshot({ path: join(out, "slider-crank-run.png") });
+  await page.close();
+}
+{
+  const { page } = await openRun(["simulate", join(fixtures, "dynamics", "pendulum-swing.json"), "--end", "0.5"], "pendulum-swing-run");
+  const titles = await page.$$eval("figure.plot svg text", (t) => t.map((x) => x.textContent.trim()));
+  for (const want of ["energy", "largest residual", "joint reaction forces (magnitude)"]) {
+    expect(titles.includes(want), `pendulum-swing run: no plot '${want}'`);
+  }
+  await page.close();
+}
+
 await browser.close();
 console.log(`browser: ${pages} pages opened in Chromium, ${glyphs} joint glyphs and ${marks} free-motion marks matched their reports, ${hovers} conflict sets lit on hover; screenshots in ${out}`);
 if (failures.length) {

@@ -38,12 +38,20 @@ fn format_of(path: &Path) -> Result<Format, Failure> {
     }
 }
 
+/// Where a run command writes: the trajectory (`-o`), the HTML page, the plots.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Outputs<'a> {
+    pub(crate) trajectory: Option<&'a Path>,
+    pub(crate) html: Option<&'a Path>,
+    pub(crate) plot: Option<&'a Path>,
+}
+
 pub(crate) fn run(
     file: &Path,
     (end, step): (Option<f64>, Option<f64>),
-    output: Option<&Path>,
+    outputs: &Outputs<'_>,
 ) -> Result<(), Failure> {
-    run_command(file, output, |mechanism, name| {
+    run_command(file, outputs, |mechanism, name| {
         let settings = RunSettings::for_assembly(mechanism.model(), end, step)
             .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
         let total =
@@ -69,11 +77,16 @@ pub(crate) trait Written {
     fn summary(&self, m: &Mechanism, name: &str, took: Duration) -> String;
     /// Why the run stopped before its end, if it did.
     fn stopped(&self) -> Option<String>;
+    /// The run as the HTML page and the plots show it.
+    fn view(&self, m: &Mechanism) -> tenon_report::RunView;
 }
 
 impl Written for Trajectory {
     fn csv(&self, m: &Mechanism) -> String {
         csv(m, self)
+    }
+    fn view(&self, m: &Mechanism) -> tenon_report::RunView {
+        tenon_report::kinematics_view(m, self)
     }
     fn json(&self, m: &Mechanism) -> Value {
         json_of(m, self)
@@ -95,10 +108,14 @@ impl Written for Trajectory {
 /// went to stdout), exit 1 when the run stopped early.
 pub(crate) fn run_command<T: Written>(
     file: &Path,
-    output: Option<&Path>,
+    outputs: &Outputs<'_>,
     go: impl FnOnce(&mut Mechanism, &str) -> Result<T, Failure>,
 ) -> Result<(), Failure> {
     let name = file.display().to_string();
+    let output = outputs.trajectory;
+    for extra in [outputs.html, outputs.plot].into_iter().flatten() {
+        output::check(extra, &[file])?;
+    }
     let format = match output {
         Some(out) => {
             output::check(out, &[file])?;
@@ -127,8 +144,29 @@ pub(crate) fn run_command<T: Written>(
         };
         output::write(out, text.as_bytes()).map_err(bad_input)?;
     }
-    if output.is_none_or(|o| !output::is_stdout(o)) {
-        emit(&trajectory.summary(&mechanism, &name, took));
+    let summary = trajectory.summary(&mechanism, &name, took);
+    if outputs.html.is_some() || outputs.plot.is_some() {
+        let view = trajectory.view(&mechanism);
+        let drawn = |e: tenon_report::ReportError| Failure {
+            status: 1,
+            error: anyhow!("{name}: {e}"),
+        };
+        if let Some(html) = outputs.html {
+            let page = tenon_report::run_html(&mechanism.assembly(), &view, &summary, &name)
+                .map_err(drawn)?;
+            output::write(html, page.as_bytes()).map_err(bad_input)?;
+        }
+        if let Some(plot) = outputs.plot {
+            let svg = tenon_report::run_plots_svg(&view).map_err(drawn)?;
+            output::write(plot, svg.as_bytes()).map_err(bad_input)?;
+        }
+    }
+    let to_stdout = [output, outputs.html, outputs.plot]
+        .into_iter()
+        .flatten()
+        .any(output::is_stdout);
+    if !to_stdout {
+        emit(&summary);
     }
     match trajectory.stopped() {
         None => Ok(()),

@@ -100,6 +100,24 @@ struct RunArgs {
     /// Write the trajectory here, as CSV (`.csv`) or JSON (`.json`).
     #[arg(short = 'o', value_name = "OUT.csv|OUT.json")]
     output: Option<PathBuf>,
+    /// Also write the run as one self-contained HTML page: the assembly moving through
+    /// the frames (play, pause, time slider, speed) and plots of the joint coordinates
+    /// and rates (for dynamics also reactions, drive efforts, energies) under it.
+    #[arg(long, value_name = "OUT.html")]
+    html: Option<PathBuf>,
+    /// Also write the plots alone, as one SVG document.
+    #[arg(long, value_name = "OUT.svg")]
+    plot: Option<PathBuf>,
+}
+
+impl RunArgs {
+    fn outputs(&self) -> kinematics::Outputs<'_> {
+        kinematics::Outputs {
+            trajectory: self.output.as_deref(),
+            html: self.html.as_deref(),
+            plot: self.plot.as_deref(),
+        }
+    }
 }
 
 mod check;
@@ -204,11 +222,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
             },
         ),
         Command::Kinematics { run } => {
-            kinematics::run(&run.file, (run.end, run.step), run.output.as_deref())
+            kinematics::run(&run.file, (run.end, run.step), &run.outputs())
         }
-        Command::Simulate { run } => {
-            simulate::run(&run.file, (run.end, run.step), run.output.as_deref())
-        }
+        Command::Simulate { run } => simulate::run(&run.file, (run.end, run.step), &run.outputs()),
         Command::Convert { input, output } => {
             output::check(&output, &[&input])?;
             let assembly = read(&input)?;

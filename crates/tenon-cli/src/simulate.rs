@@ -19,9 +19,9 @@ use crate::{bad_input, Failure};
 pub(crate) fn run(
     file: &Path,
     (end, step): (Option<f64>, Option<f64>),
-    output: Option<&Path>,
+    outputs: &crate::kinematics::Outputs<'_>,
 ) -> Result<(), Failure> {
-    run_command(file, output, |mechanism, name| {
+    run_command(file, outputs, |mechanism, name| {
         let settings = SimulationSettings::for_assembly(mechanism.model(), end, step)
             .map_err(|e| bad_input(anyhow!("{name}: {e}")))?;
         let run = settings.run;
@@ -43,6 +43,9 @@ pub(crate) fn run(
 impl Written for DynamicTrajectory {
     fn csv(&self, m: &Mechanism) -> String {
         csv(m, self)
+    }
+    fn view(&self, m: &Mechanism) -> tenon_report::RunView {
+        tenon_report::dynamics_view(m, self)
     }
     fn json(&self, m: &Mechanism) -> Value {
         json_of(m, self)

@@ -8,9 +8,21 @@
 #![warn(missing_docs)]
 
 mod html;
+mod run;
 mod sentences;
 
-pub use html::{check_html, DETAILED_JOINTS, DRAWN_MOTIONS};
+pub use html::{
+    check_html, run_html, run_plots_svg, ANIMATED_FRAMES, DETAILED_JOINTS, DRAWN_MOTIONS,
+};
+pub use run::{dynamics_view, kinematics_view, plot_svg, Plot, RunView, Series, PLOTTED_SERIES};
+
+/// What can go wrong while rendering.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A plot could not be drawn.
+    #[error("cannot draw the plot {0}")]
+    Plot(String),
+}
 pub use sentences::{cluster_sentences, format_vector, Sentence, SentenceKind};
 
 use serde_json::{json, Value};

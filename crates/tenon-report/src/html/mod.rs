@@ -14,7 +14,8 @@ use tenon::{
     Report,
 };
 
-use crate::{cluster_sentences, messages, tolerances_json};
+use crate::run::{plot_svg, RunView, PLOTTED_SERIES};
+use crate::{cluster_sentences, messages, tolerances_json, ReportError};
 
 /// Above this many joints the diagram is drawn at reduced detail: joints that hold
 /// become dots, each cluster's parts one path (joints the diagnosis names keep their
@@ -138,15 +139,90 @@ fn profile_points(assembly: &Assembly, profile: &CamProfile) -> Vec<[f64; 2]> {
     }
 }
 
-/// The page's data: parts, joints, free motions, clusters with their sentences, notes.
+/// The page's data: the diagram, then the report: clusters with their sentences, notes.
 fn check_data(assembly: &Assembly, report: &Report, diagnosis: &Diagnosis, title: &str) -> Value {
-    let values = assembly.parameter_values();
-    let units = assembly.units();
-    let part_index: std::collections::HashMap<PartKey, usize> = assembly
-        .parts()
+    let mut data = diagram_data(assembly, diagnosis);
+    let part_index = part_indices(assembly);
+    let joint_index: std::collections::HashMap<JointKey, usize> = assembly
+        .joints()
         .enumerate()
         .map(|(k, (key, _))| (key, k))
         .collect();
+    let clusters: Vec<Value> = diagnosis
+        .clusters
+        .iter()
+        .take(LISTED_CLUSTERS)
+        .enumerate()
+        .map(|(k, c)| {
+            let sentences = cluster_sentences(assembly, c);
+            let listed: Vec<Value> = sentences
+                .iter()
+                .take(LISTED_SENTENCES)
+                .map(|s| {
+                    json!({
+                        "text": s.text,
+                        "joints": s.joints.iter().filter_map(|j| joint_index.get(j)).collect::<Vec<_>>(),
+                        "parts": s.parts.iter().filter_map(|p| part_index.get(p)).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            json!({
+                "index": k,
+                "status": c.status.name(),
+                "dof": c.dof,
+                "parts": c.parts.iter().filter_map(|p| part_index.get(p)).collect::<Vec<_>>(),
+                "sentences": listed,
+                "more": sentences.len().saturating_sub(LISTED_SENTENCES),
+            })
+        })
+        .collect();
+    if diagnosis.clusters.len() > LISTED_CLUSTERS {
+        if let Some(list) = data["simplifications"].as_array_mut() {
+            list.push(json!(format!(
+                "the report lists the first {LISTED_CLUSTERS} of {} clusters",
+                diagnosis.clusters.len()
+            )));
+        }
+    }
+    let conflicting = diagnosis.clusters.iter().any(|c| !c.conflicts.is_empty());
+    for (key, value) in [
+        ("title", json!(title)),
+        ("name", json!(assembly.name())),
+        (
+            "status",
+            json!(if report.converged && !conflicting {
+                "solved"
+            } else {
+                "failed"
+            }),
+        ),
+        ("max_residual", json!(report.max_residual)),
+        ("dof", json!(diagnosis.dof())),
+        ("tolerances", tolerances_json(report)),
+        ("clusters", json!(clusters)),
+        ("cluster_count", json!(diagnosis.clusters.len())),
+        ("notes", json!(messages(assembly, report))),
+    ] {
+        data[key] = value;
+    }
+    data
+}
+
+/// Each part's index in file order (the page names parts by it).
+fn part_indices(assembly: &Assembly) -> std::collections::HashMap<PartKey, usize> {
+    assembly
+        .parts()
+        .enumerate()
+        .map(|(k, (key, _))| (key, k))
+        .collect()
+}
+
+/// The drawing's data: parts, joints (marked as `diagnosis` found them), conflict sets,
+/// free motions, and what was simplified.
+fn diagram_data(assembly: &Assembly, diagnosis: &Diagnosis) -> Value {
+    let values = assembly.parameter_values();
+    let units = assembly.units();
+    let part_index = part_indices(assembly);
     let joint_index: std::collections::HashMap<JointKey, usize> = assembly
         .joints()
         .enumerate()
@@ -289,36 +365,6 @@ fn check_data(assembly: &Assembly, report: &Report, diagnosis: &Diagnosis, title
         })
         .collect();
 
-    let clusters: Vec<Value> = diagnosis
-        .clusters
-        .iter()
-        .take(LISTED_CLUSTERS)
-        .enumerate()
-        .map(|(k, c)| {
-            let sentences = cluster_sentences(assembly, c);
-            let listed: Vec<Value> = sentences
-                .iter()
-                .take(LISTED_SENTENCES)
-                .map(|s| {
-                    json!({
-                        "text": s.text,
-                        "joints": s.joints.iter().filter_map(|j| joint_index.get(j)).collect::<Vec<_>>(),
-                        "parts": s.parts.iter().filter_map(|p| part_index.get(p)).collect::<Vec<_>>(),
-                    })
-                })
-                .collect();
-            json!({
-                "index": k,
-                "status": c.status.name(),
-                "dof": c.dof,
-                "parts": c.parts.iter().filter_map(|p| part_index.get(p)).collect::<Vec<_>>(),
-                "sentences": listed,
-                "more": sentences.len().saturating_sub(LISTED_SENTENCES),
-            })
-        })
-        .collect();
-
-    let conflicting = diagnosis.clusters.iter().any(|c| !c.conflicts.is_empty());
     let mut simplifications = Vec::new();
     if simplified {
         simplifications.push(format!(
@@ -332,30 +378,111 @@ fn check_data(assembly: &Assembly, report: &Report, diagnosis: &Diagnosis, title
             motions.len()
         ));
     }
-    if diagnosis.clusters.len() > LISTED_CLUSTERS {
-        simplifications.push(format!(
-            "the report lists the first {LISTED_CLUSTERS} of {} clusters",
-            diagnosis.clusters.len()
-        ));
-    }
     json!({
-        "title": title,
-        "name": assembly.name(),
-        "status": if report.converged && !conflicting { "solved" } else { "failed" },
-        "max_residual": report.max_residual,
-        "dof": diagnosis.dof(),
-        "tolerances": tolerances_json(report),
         "parts": parts,
         "joints": joints,
         "conflicts": conflicts,
         "motions": motions,
         "drawn_motions": DRAWN_MOTIONS,
-        "clusters": clusters,
-        "cluster_count": diagnosis.clusters.len(),
-        "notes": messages(assembly, report),
         "simplified": simplified,
         "simplifications": simplifications,
     })
+}
+
+/// Frames a run's page animates at most: a longer run is shown every k-th frame (the
+/// plots keep every frame), and the page says so.
+pub const ANIMATED_FRAMES: usize = 2_000;
+
+/// The page of a run (`tenon kinematics --html`, `tenon simulate --html`): the diagram
+/// of `assembly` moving through the run's frames (play, pause, a time slider, speed),
+/// the plots under it, and `summary` (the command's summary lines) beside it.
+pub fn run_html(
+    assembly: &Assembly,
+    run: &RunView,
+    summary: &str,
+    title: &str,
+) -> Result<String, ReportError> {
+    let mut data = diagram_data(
+        assembly,
+        &Diagnosis {
+            clusters: Vec::new(),
+        },
+    );
+    let part_index = part_indices(assembly);
+    let every = run.times.len().div_ceil(ANIMATED_FRAMES).max(1);
+    let frames: Vec<usize> = (0..run.times.len()).step_by(every).collect();
+    let poses: Vec<Vec<f64>> = frames
+        .iter()
+        .map(|&f| {
+            run.poses[f]
+                .iter()
+                .flat_map(|(p, q)| p.iter().chain(q).copied().map(short))
+                .collect()
+        })
+        .collect();
+    if every > 1 {
+        if let Some(list) = data["simplifications"].as_array_mut() {
+            list.push(json!(format!(
+                "the animation shows every {every}th of {} frames; the plots show them all",
+                run.times.len()
+            )));
+        }
+    }
+    let mut plots = Vec::with_capacity(run.plots.len());
+    for plot in &run.plots {
+        let mut note = String::new();
+        if plot.series.len() > PLOTTED_SERIES {
+            note = format!(
+                "the first {PLOTTED_SERIES} of {} series are drawn",
+                plot.series.len()
+            );
+        }
+        plots.push(json!({
+            "title": plot.title,
+            "svg": plot_svg(&run.times, plot, (720, 260))?,
+            "note": note,
+        }));
+    }
+    for (key, value) in [
+        ("title", json!(title)),
+        ("name", json!(assembly.name())),
+        (
+            "run",
+            json!({
+                "kind": run.kind,
+                "times": frames.iter().map(|&f| run.times[f]).collect::<Vec<_>>(),
+                "parts": run.parts.iter().map(|p| part_index.get(p)).collect::<Vec<_>>(),
+                "poses": poses,
+                "summary": summary,
+                "plots": plots,
+            }),
+        ),
+    ] {
+        data[key] = value;
+    }
+    Ok(page(title, &data))
+}
+
+/// The plots of a run alone, stacked in one SVG document (`--plot OUT.svg`).
+pub fn run_plots_svg(run: &RunView) -> Result<String, ReportError> {
+    let (width, height) = (720u32, 260u32);
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{}\" \
+         viewBox=\"0 0 {width} {}\">\n",
+        height as usize * run.plots.len(),
+        height as usize * run.plots.len()
+    );
+    for (k, plot) in run.plots.iter().enumerate() {
+        let one = plot_svg(&run.times, plot, (width, height))?;
+        out.push_str(&format!(
+            "<g transform=\"translate(0 {})\">\n",
+            k as u32 * height
+        ));
+        out.push_str(&one);
+        out.push_str("</g>\n");
+    }
+    out.push_str("</svg>\n");
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -258,8 +258,10 @@
   } else {
     D.parts.forEach((p, k) => {
       const g = el("g", { class: "part" + (p.grounded ? " grounded" : ""), "data-part": k }, layers.parts);
-      if (!p.grounded && p.cluster !== null && p.cluster !== undefined) {
-        g.style.stroke = PALETTE[p.cluster % PALETTE.length];
+      // A part's colour is its cluster's (a run's page has no clusters: each its own).
+      if (!p.grounded) {
+        const c = p.cluster !== null && p.cluster !== undefined ? p.cluster : k;
+        g.style.stroke = PALETTE[c % PALETTE.length];
       }
       partEls[k] = g;
       el("title", {}, g).textContent = p.id + (p.grounded ? " (grounded)" : "");
@@ -475,8 +477,20 @@
   });
 
   // ---- the report beside the drawing -------------------------------------------------
+  let player = null; // a run's frame player, made by runReport
   const aside = html("aside", { id: "report" }, document.body);
   html("h1", {}, aside, D.title);
+  function row(e, joints, parts) {
+    e._joints = joints;
+    rows.push(e);
+    e.dataset.joints = joints.join(" ");
+    e.dataset.parts = parts.join(" ");
+    e.addEventListener("mouseenter", () => focus(joints, parts));
+    e.addEventListener("mouseleave", unfocus);
+  }
+  if (D.run) runReport(); else checkReport();
+
+  function checkReport() {
   const head = html("p", {}, aside);
   html("span", { class: "status-" + D.status, id: "status" }, head, D.status === "solved" ? "solved" : "NOT solved");
   head.appendChild(document.createTextNode("; largest residual " + Number(D.max_residual).toExponential(1) + "; " +
@@ -490,14 +504,6 @@
     .forEach(([c, name]) => { const s = html("span", {}, legend); html("i", { style: "background:" + c }, s); s.appendChild(document.createTextNode(name)); });
   D.simplifications.forEach((s) => html("p", { class: "simplified" }, aside, "Simplified: " + s));
 
-  function row(e, joints, parts) {
-    e._joints = joints;
-    rows.push(e);
-    e.dataset.joints = joints.join(" ");
-    e.dataset.parts = parts.join(" ");
-    e.addEventListener("mouseenter", () => focus(joints, parts));
-    e.addEventListener("mouseleave", unfocus);
-  }
   const attention = D.joints.map((J, k) => k).filter((k) => D.joints[k].status !== "ok" || D.joints[k].disagreeing);
   if (attention.length) {
     html("h2", {}, aside, "Joints to look at");
@@ -528,11 +534,90 @@
   });
   if (D.cluster_count > D.clusters.length) html("p", {}, aside, "... and " + (D.cluster_count - D.clusters.length) + " more clusters");
   D.notes.forEach((n) => html("p", { class: "note" }, aside, "note: " + n));
+  }
+
+  // ---- runs: the same drawing over the frames, the plots under it ---------------------
+  function runReport() {
+    const R = D.run;
+    html("pre", { class: "summary" }, aside, R.summary);
+    D.simplifications.forEach((s) => html("p", { class: "simplified" }, aside, "Simplified: " + s));
+    stage.classList.add("with-run");
+    const bar = html("div", { id: "player" }, stage);
+    const play = html("button", { type: "button", id: "play" }, bar, "play");
+    const slider = html("input", { type: "range", id: "time", min: 0, max: Math.max(R.times.length - 1, 0), value: 0, step: 1 }, bar);
+    const clock = html("span", { id: "clock" }, bar);
+    const speed = html("select", { id: "speed" }, bar);
+    [0.25, 0.5, 1, 2, 4].forEach((v) => { const o = html("option", { value: v }, speed, v + "x"); if (v === 1) o.selected = true; });
+    const plots = html("div", { id: "plots" }, document.body);
+    document.body.insertBefore(plots, aside);
+    const column = html("div", { id: "column" }, null);
+    document.body.insertBefore(column, stage);
+    column.appendChild(stage);
+    column.appendChild(plots);
+    R.plots.forEach((p) => {
+      const fig = html("figure", { class: "plot" }, plots);
+      fig.innerHTML = p.svg;
+      if (p.note) html("figcaption", {}, fig, p.note);
+    });
+    const cursor = [];
+    plots.querySelectorAll("figure.plot > svg").forEach((s) => {
+      cursor.push(el("line", { class: "cursor", y1: 0, y2: s.getAttribute("height") || 260 }, s));
+    });
+    const n = R.parts.length;
+    function show(f) {
+      f = Math.max(0, Math.min(R.times.length - 1, f));
+      const row = R.poses[f] || [];
+      R.parts.forEach((k, i) => {
+        if (k === null || k === undefined) return;
+        const o = 7 * i;
+        poses[k] = { p: [row[o], row[o + 1], row[o + 2]], q: [row[o + 3], row[o + 4], row[o + 5], row[o + 6]] };
+      });
+      player.frame = f;
+      slider.value = f;
+      clock.textContent = "t = " + R.times[f].toPrecision(4) + " (frame " + (f + 1) + " of " + R.times.length + ")";
+      svg.dataset.frame = String(f);
+      // The time cursor on each plot: plotters draws x from the plot area's left edge.
+      const t0 = R.times[0], t1 = R.times[R.times.length - 1];
+      cursor.forEach((c) => {
+        const x = 78 + (t1 > t0 ? (R.times[f] - t0) / (t1 - t0) : 0) * (720 - 8 - 78);
+        c.setAttribute("x1", x); c.setAttribute("x2", x);
+      });
+      relayout();
+    }
+    player = { frame: 0, playing: false, show };
+    let last = null;
+    function tick(now) {
+      if (!player.playing) return;
+      if (last !== null) {
+        const dt = (now - last) / 1000 * Number(speed.value);
+        const target = R.times[player.frame] + dt;
+        let f = player.frame;
+        while (f + 1 < R.times.length && R.times[f + 1] <= target) f++;
+        if (f === player.frame && f + 1 < R.times.length && R.times[f + 1] - R.times[f] <= 0) f++;
+        if (f !== player.frame) { show(f); last = now; }
+        if (f >= R.times.length - 1) { player.playing = false; play.textContent = "play"; return; }
+      } else last = now;
+      requestAnimationFrame(tick);
+    }
+    play.addEventListener("click", () => {
+      player.playing = !player.playing;
+      play.textContent = player.playing ? "pause" : "play";
+      if (player.playing) {
+        if (player.frame >= R.times.length - 1) show(0);
+        last = null;
+        requestAnimationFrame(tick);
+      }
+    });
+    slider.addEventListener("input", () => show(Number(slider.value)));
+    if (n && R.times.length) show(0);
+  }
 
   // ---- runs: the same drawing over frames ---------------------------------------------
   const api = {
     data: D,
     setPoses(list) { poses = list.map((p) => ({ p: p.p, q: p.q })); relayout(); },
+    showFrame(f) { if (player) player.show(f); },
+    get frame() { return player ? player.frame : null; },
     project(v) { return project(v); },
     draw,
   };
