@@ -103,6 +103,7 @@ for (const file of files) {
       expect(focused, `${name}: hovering ${last} did not dim the rest`);
       const rows = await page.$$eval("aside .hl", (r) => r.length);
       expect(rows > 0, `${name}: hovering ${last} lit no row of the report`);
+      await page.screenshot({ path: join(out, name + "-hover.png") });
       await page.mouse.move(1, 1);
       hovers++;
     }

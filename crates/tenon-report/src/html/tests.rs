@@ -93,3 +93,73 @@ fn numbers_keep_seven_digits() {
     assert_eq!(short(-0.0), 0.0);
     assert_eq!(short(f64::NAN), 0.0);
 }
+
+#[test]
+fn a_run_page_carries_every_frame_and_its_plots() {
+    let assembly = tenon::load(fixture("slider-crank.json")).unwrap();
+    let mut mechanism = tenon::Mechanism::new(assembly).unwrap();
+    let settings =
+        tenon::RunSettings::for_assembly(mechanism.model(), Some(0.5), Some(0.01)).unwrap();
+    let trajectory = mechanism.kinematics(settings).unwrap();
+    let view = crate::kinematics_view(&mechanism, &trajectory);
+    assert_eq!(view.times.len(), 51);
+    assert_eq!(view.parts.len(), 3);
+    let titles: Vec<&str> = view.plots.iter().map(|p| p.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "joint angles",
+            "joint angle rates",
+            "joint distances",
+            "joint distance rates",
+            "largest residual"
+        ]
+    );
+    // The crank turns at the drive's rate: 360 degrees per second.
+    let rates = &view.plots[1].series[0];
+    assert_eq!(rates.name, "main-bearing.angle_rate");
+    assert_eq!(rates.values.len(), 51);
+    assert!(rates.values.iter().all(|r| (r - 360.0).abs() < 1e-6));
+    assert_eq!(view.plots[1].unit, "deg/s");
+
+    let page = run_html(&mechanism.assembly(), &view, "51 frames", "run").unwrap();
+    let data = data_of(&page);
+    let run = &data["run"];
+    assert_eq!(run["kind"], "kinematics");
+    assert_eq!(run["times"].as_array().unwrap().len(), 51);
+    let poses = run["poses"].as_array().unwrap();
+    assert_eq!(poses.len(), 51);
+    assert_eq!(poses[50].as_array().unwrap().len(), 3 * 7);
+    assert_eq!(run["plots"].as_array().unwrap().len(), 5);
+    assert!(run["plots"][0]["svg"]
+        .as_str()
+        .unwrap()
+        .contains("joint angles"));
+
+    let svg = run_plots_svg(&view).unwrap();
+    assert_eq!(svg.matches("<svg ").count(), 1 + 5);
+    assert!(svg.contains("main-bearing.angle"));
+}
+
+#[test]
+fn a_plot_of_constant_or_missing_values_still_has_axes() {
+    let plot = crate::Plot {
+        title: "flat".into(),
+        unit: "mm".into(),
+        time_unit: "s".into(),
+        series: vec![
+            crate::Series {
+                name: "still".into(),
+                values: vec![2.0; 3],
+            },
+            crate::Series {
+                name: "gaps".into(),
+                values: vec![f64::NAN, 1e-12, f64::INFINITY],
+            },
+        ],
+    };
+    let svg = crate::plot_svg(&[0.0, 0.5, 1.0], &plot, (400, 200)).unwrap();
+    assert!(svg.contains("flat") && svg.contains("still") && svg.contains("t (s)"));
+    let none = crate::plot_svg(&[], &plot, (400, 200)).unwrap();
+    assert!(none.contains("flat"));
+}

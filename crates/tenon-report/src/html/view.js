@@ -54,7 +54,16 @@
   if (!isFinite(lo[0])) { lo = [-1, -1, -1]; hi = [1, 1, 1]; }
   const centre = mul(add(lo, hi), 0.5);
   const extent = Math.max(len(sub(hi, lo)), 1e-9);
-  const G = extent * 0.035;
+  // Glyphs are sized to the parts they sit on: a 100 mm link in a 300 m structure gets
+  // a glyph of its own scale, not of the structure's.
+  const sizes = D.parts.map((_, k) => {
+    const pts = D.parts[k].pts;
+    let r = 0;
+    for (const v of pts) r = Math.max(r, len(v));
+    return r;
+  }).filter((r) => r > 0).sort((a, b) => a - b);
+  const typical = sizes.length ? sizes[Math.floor(sizes.length / 2)] : extent;
+  const G = Math.min(extent * 0.035, typical * 0.15);
 
   // ---- primitives: 3D polylines, screen-size dots and labels -------------------------
   const poly = (pts, cls, closed) => ({ k: "poly", pts, cls, closed });
