@@ -518,7 +518,7 @@
     html("h2", {}, aside, "Joints to look at");
     const table = html("table", { class: "attention" }, aside);
     const hr = html("tr", {}, table);
-    ["joint", "type", "found", "by"].forEach((h) => html("th", {}, hr, h));
+    ["joint", "type", "found", "off by (its set)"].forEach((h) => html("th", {}, hr, h));
     attention.slice(0, 500).forEach((k) => {
       const J = D.joints[k], tr = html("tr", { class: "joint-row status-" + J.status }, table);
       html("td", {}, tr, J.id); html("td", {}, tr, J.type);
