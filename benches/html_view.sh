@@ -15,29 +15,14 @@ cd "$(dirname "$0")/.."
 RUNS="${RUNS:-3}"
 SIZES="${SIZES:-10000}"
 LAYOUTS="${LAYOUTS:-straight_ladder straight_chain}"
-target="${CARGO_TARGET_DIR:-target}"
-out="${OUT:-$target/whole-process}"
-mkdir -p "$out"
-
-cargo build --release -q -p tenon-cli -p tenon --example scale
+source benches/scale-inputs.sh
 (cd tools/browser && [ -d node_modules ] || npm ci --no-audit --no-fund --silent)
-tenon="$target/release/tenon"
-scale="$target/release/examples/scale"
-
-count() {
-  case "$1" in
-    straight_ladder|far_rssr) echo $(( $2 / 3 )) ;;
-    *) echo "$2" ;;
-  esac
-}
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 printf '%-16s %6s %10s %12s %10s %10s %12s\n' layout parts "check s" "check+html s" "page ms" "page MB" "chromium ms"
 for n in $SIZES; do
   for layout in $LAYOUTS; do
-    file="$out/$layout-$n.json"
-    page="$out/$layout-$n.html"
-    [ -s "$file" ] || "$scale" "$layout" "$(count "$layout" "$n")" "$file" > /dev/null
+    file=$(scale_input "$layout" "$n")
+    page="${file%.json}.html"
     plain=(); html=(); render=()
     for _ in $(seq "$RUNS"); do
       plain+=("$( { /usr/bin/time -f '%e' "$tenon" check "$file" > /dev/null; } 2>&1 | tail -1)")

@@ -16,33 +16,18 @@ cd "$(dirname "$0")/.."
 RUNS="${RUNS:-5}"
 SIZES="${SIZES:-1000 10000}"
 LAYOUTS="${LAYOUTS:-straight_chain far_chain straight_ladder far_rssr mixed}"
-target="${CARGO_TARGET_DIR:-target}"
-out="${OUT:-$target/whole-process}"
-mkdir -p "$out"
-
-cargo build --release -q -p tenon-cli -p tenon --example scale
-tenon="$target/release/tenon"
-scale="$target/release/examples/scale"
-
-# Parts per layout at size N: ladders and RSSR sets are given in cells / mechanisms.
-count() {
-  case "$1" in
-    straight_ladder|far_rssr) echo $(( $2 / 3 )) ;;
-    *) echo "$2" ;;
-  esac
-}
+source benches/scale-inputs.sh
 
 printf '%-16s %8s %10s %10s  %s\n' layout parts "median s" "peak MB" "phases (last run)"
 for n in $SIZES; do
   for layout in $LAYOUTS; do
-    file="$out/$layout-$n.json"
-    [ -s "$file" ] || "$scale" "$layout" "$(count "$layout" "$n")" "$file" > /dev/null
+    file=$(scale_input "$layout" "$n")
     times=()
     for _ in $(seq "$RUNS"); do
       s=$( { /usr/bin/time -f '%e %M' "$tenon" solve "$file" > /dev/null; } 2>&1 | tail -1)
       times+=("$s")
     done
-    median=$(printf '%s\n' "${times[@]}" | awk '{print $1}' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+    median=$(printf '%s\n' "${times[@]}" | awk '{print $1}' | median)
     peak=$(printf '%s\n' "${times[@]}" | awk '{if ($2 > m) m = $2} END {printf "%.0f", m / 1024}')
     phases=$(TENON_TIMINGS=1 "$tenon" solve "$file" 2>&1 > /dev/null | sed -n 's/^timings: //p')
     printf '%-16s %8s %10s %10s  %s\n' "$layout" "$n" "$median" "$peak" "$phases"

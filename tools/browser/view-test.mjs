@@ -7,7 +7,7 @@
 // usage: node view-test.mjs TENON_BINARY FIXTURES_DIR OUT_DIR
 import { chromium } from "playwright-core";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, existsSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, basename, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -43,11 +43,8 @@ const browser = await chromium.launch({
 const context = await browser.newContext({ viewport: { width: 1200, height: 700 } });
 let pages = 0, glyphs = 0, marks = 0, hovers = 0;
 
-for (const file of files) {
-  const name = basename(file, ".json");
-  const html = join(out, name + ".html");
-  const report = check(file, html);
-  const input = JSON.parse(readFileSync(file, "utf8"));
+// Opens a page, failing the test on any console error or any request it makes.
+async function open(html, name) {
   const url = pathToFileURL(html).href;
   const page = await context.newPage();
   const errors = [], requests = [];
@@ -64,6 +61,15 @@ for (const file of files) {
   pages++;
   expect(errors.length === 0, `${name}: console errors: ${errors.join(" | ")}`);
   expect(requests.length === 0, `${name}: the page requested ${requests.join(", ")}`);
+  return page;
+}
+
+for (const file of files) {
+  const name = basename(file, ".json");
+  const html = join(out, name + ".html");
+  const report = check(file, html);
+  const input = JSON.parse(readFileSync(file, "utf8"));
+  const page = await open(html, name);
 
   // One glyph per joint of the file, with the report's status.
   const drawn = await page.$$eval("g.joint", (gs) => gs.map((g) => ({
@@ -133,21 +139,7 @@ for (const file of files) {
 async function openRun(args, name) {
   const html = join(out, name + ".html"), traj = join(out, name + ".json"), plot = join(out, name + ".svg");
   execFileSync(tenon, [...args, "--html", html, "-o", traj, "--plot", plot], { stdio: ["ignore", "pipe", "pipe"] });
-  const url = pathToFileURL(html).href;
-  const page = await context.newPage();
-  const errors = [], requests = [];
-  page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.route("**/*", (route) => {
-    if (route.request().url() === url) return route.continue();
-    requests.push(route.request().url());
-    return route.abort();
-  });
-  await page.goto(url);
-  await page.waitForSelector("body[data-ready='1']", { timeout: 20000 });
-  pages++;
-  expect(errors.length === 0, `${name}: console errors: ${errors.join(" | ")}`);
-  expect(requests.length === 0, `${name}: the page requested ${requests.join(", ")}`);
+  const page = await open(html, name);
   const trajectory = JSON.parse(readFileSync(traj, "utf8"));
   const svgText = readFileSync(plot, "utf8");
   return { page, trajectory, svgText };

@@ -48,8 +48,21 @@ pub struct RunView {
     pub plots: Vec<Plot>,
 }
 
-fn poses_of(parts: &[PartFrame]) -> Vec<([f64; 3], [f64; 4])> {
-    parts.iter().map(|p| (p.position, p.quaternion)).collect()
+/// A run's view from its frames' times and parts, and its plots.
+fn run_view(kind: &'static str, frames: &[(f64, &[PartFrame])], plots: Vec<Plot>) -> RunView {
+    RunView {
+        kind,
+        times: frames.iter().map(|f| f.0).collect(),
+        parts: frames
+            .first()
+            .map(|f| f.1.iter().map(|p| p.part).collect())
+            .unwrap_or_default(),
+        poses: frames
+            .iter()
+            .map(|f| f.1.iter().map(|p| (p.position, p.quaternion)).collect())
+            .collect(),
+        plots,
+    }
 }
 
 /// The units' names: (length, angle, mass, time).
@@ -142,17 +155,12 @@ pub fn kinematics_view(m: &Mechanism, t: &Trajectory) -> RunView {
         &units[0],
         &units[3],
     ));
-    RunView {
-        kind: "kinematics",
-        times: t.frames.iter().map(|f| f.time).collect(),
-        parts: t
-            .frames
-            .first()
-            .map(|f| f.parts.iter().map(|p| p.part).collect())
-            .unwrap_or_default(),
-        poses: t.frames.iter().map(|f| poses_of(&f.parts)).collect(),
-        plots,
-    }
+    let frames: Vec<(f64, &[PartFrame])> = t
+        .frames
+        .iter()
+        .map(|f| (f.time, f.parts.as_slice()))
+        .collect();
+    run_view("kinematics", &frames, plots)
 }
 
 /// A dynamic run as the views show it.
@@ -240,17 +248,12 @@ pub fn dynamics_view(m: &Mechanism, t: &DynamicTrajectory) -> RunView {
         length,
         time,
     ));
-    RunView {
-        kind: "dynamics",
-        times: t.frames.iter().map(|f| f.time).collect(),
-        parts: t
-            .frames
-            .first()
-            .map(|f| f.parts.iter().map(|p| p.part).collect())
-            .unwrap_or_default(),
-        poses: t.frames.iter().map(|f| poses_of(&f.parts)).collect(),
-        plots,
-    }
+    let frames: Vec<(f64, &[PartFrame])> = t
+        .frames
+        .iter()
+        .map(|f| (f.time, f.parts.as_slice()))
+        .collect();
+    run_view("dynamics", &frames, plots)
 }
 
 /// One plot as an SVG document, `width` by `height` pixels, time along x.

@@ -143,11 +143,7 @@ fn profile_points(assembly: &Assembly, profile: &CamProfile) -> Vec<[f64; 2]> {
 fn check_data(assembly: &Assembly, report: &Report, diagnosis: &Diagnosis, title: &str) -> Value {
     let mut data = diagram_data(assembly, diagnosis);
     let part_index = part_indices(assembly);
-    let joint_index: std::collections::HashMap<JointKey, usize> = assembly
-        .joints()
-        .enumerate()
-        .map(|(k, (key, _))| (key, k))
-        .collect();
+    let joint_index = joint_indices(assembly);
     let clusters: Vec<Value> = diagnosis
         .clusters
         .iter()
@@ -208,6 +204,15 @@ fn check_data(assembly: &Assembly, report: &Report, diagnosis: &Diagnosis, title
     data
 }
 
+/// Each joint's index in file order (the page names joints by it).
+fn joint_indices(assembly: &Assembly) -> std::collections::HashMap<JointKey, usize> {
+    assembly
+        .joints()
+        .enumerate()
+        .map(|(k, (key, _))| (key, k))
+        .collect()
+}
+
 /// Each part's index in file order (the page names parts by it).
 fn part_indices(assembly: &Assembly) -> std::collections::HashMap<PartKey, usize> {
     assembly
@@ -223,11 +228,7 @@ fn diagram_data(assembly: &Assembly, diagnosis: &Diagnosis) -> Value {
     let values = assembly.parameter_values();
     let units = assembly.units();
     let part_index = part_indices(assembly);
-    let joint_index: std::collections::HashMap<JointKey, usize> = assembly
-        .joints()
-        .enumerate()
-        .map(|(k, (key, _))| (key, k))
-        .collect();
+    let joint_index = joint_indices(assembly);
     let mut cluster_of: std::collections::HashMap<PartKey, usize> = Default::default();
     for (k, c) in diagnosis.clusters.iter().enumerate() {
         for &p in &c.parts {
