@@ -8,8 +8,12 @@
 //! either lands on a column with no row yet (it becomes that row: the rank grows) or
 //! vanishes (it depends on the rows before it). Entries below `tolerance` times the
 //! row's original length are dropped as they lead (deferral, as SuiteSparseQR does with
-//! its columns): a row that only rounding keeps alive counts as dependent, the same test
-//! as the dense analysis (a row adding less than that fraction of its own length).
+//! its columns): a row that only rounding keeps alive counts as dependent, as in the
+//! dense analysis (a row adding less than that fraction of its own length). Each
+//! rotation scales what is left of the row by its cosine, so the threshold is scaled
+//! with it: what is compared is the row's remainder as the row itself would have it,
+//! not as the rotations shrank it (on a 10,000-link chain they shrink it a hundred
+//! million times, and rows with a column of their own were called dependent).
 //!
 //! A right-hand side rides along: when a row `a` vanishes, what is left of its right-hand
 //! side is `(r - a x) / sqrt(1 + a M^+ a^T)`, with `x` the least-squares fit of the rows
@@ -61,7 +65,11 @@ pub(crate) fn row_rank(
     for (index, row) in rows.iter().enumerate() {
         let mut a = normalise(row, rhs[index], columns);
         let length = a.vals.iter().map(|v| v * v).sum::<f64>().sqrt();
-        let threshold = tolerance * length;
+        // Each rotation scales what is left of the row by its cosine; the threshold
+        // follows, so that the test stays on the row's own part outside the rows before
+        // it (what is left, divided by the product of the cosines) and not on what the
+        // rotations shrank (a long chain's rows shrink with the square of its length).
+        let mut threshold = tolerance * length;
         let mut placed = false;
         // `a` keeps its entries ascending; its first entry leads.
         while let Some(&k) = a.cols.first() {
@@ -87,6 +95,7 @@ pub(crate) fn row_rank(
             let pivot = rk.vals[0];
             let rho = pivot.hypot(lead);
             let (c, s) = (pivot / rho, lead / rho);
+            threshold *= c.abs();
             // rk' = c rk + s a, a' = -s rk + c a, over the union of their columns.
             merged.cols.clear();
             merged.vals.clear();
@@ -217,6 +226,32 @@ mod tests {
         assert_eq!(result.rank, 2);
         assert_eq!(result.dependent.len(), 1);
         assert_eq!(result.dependent[0].0, 1);
+    }
+
+    /// A long chain's out-of-plane block, a discrete beam: per link a height `h` and a
+    /// tilt `r`; joint k holds `h_k = h_{k-1} + r_{k-1}` (the previous link's tip) and
+    /// `r_k = r_{k-1}` (scaled as tilt rows are, 1/100). Square and regular at any
+    /// length, but the rows shrink under the rotations with the square of the length:
+    /// judged against their original length they were called dependent near 10,000
+    /// links.
+    #[test]
+    fn a_long_beam_keeps_full_rank() {
+        let n = 20_000u32;
+        let (h, r) = (|k: u32| 2 * k, |k: u32| 2 * k + 1);
+        let mut rows = Vec::new();
+        for k in 0..n {
+            let mut z = vec![(h(k), 1.0)];
+            let mut tilt = vec![(r(k), 0.01)];
+            if k > 0 {
+                z.extend([(h(k - 1), -1.0), (r(k - 1), -1.0)]);
+                tilt.push((r(k - 1), -0.01));
+            }
+            rows.push(z);
+            rows.push(tilt);
+        }
+        let found = row_rank(2 * n as usize, &rows, &vec![0.0; rows.len()], 1e-8).unwrap();
+        assert_eq!(found.rank, 2 * n as usize);
+        assert!(found.dependent.is_empty());
     }
 
     /// The rank of random sparse matrices matches the dense SVD's.
