@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 use crate::error::ExprError;
 use crate::graph::{ExprGraph, MAX_POWI};
 use crate::node::{Binary, ExprId, Node, SplineId, Unary, VarId};
+use crate::shape::{InstanceMap, Leaves, Template};
 use crate::tape::{Code, Instr, JacobianPattern, Op, Stream, Tape};
 
 /// The unknowns a tape reads, each with its column (its index in the list given),
@@ -82,6 +83,40 @@ impl ExprGraph {
         self.compile_with(outputs, &columns, Form::LOCAL)
     }
 
+    /// [`compile_local_in`](Self::compile_local_in) for outputs that come in groups of
+    /// like form: `groups` holds a label per output, and consecutive outputs with the same
+    /// label form a group (one joint's rows, say). Groups that are the same expression up
+    /// to their unknowns, parameters and constants are differentiated and scheduled once,
+    /// and copied for each (see the module `shape`): the compile costs about one walk of
+    /// each group's nodes instead of its derivatives and scheduling. Values are the same
+    /// as [`compile_local_in`](Self::compile_local_in)'s to rounding; subexpressions
+    /// shared by two groups are computed by each. With `groups` of another length than
+    /// `outputs`, no group is shaped.
+    pub fn compile_local_by_shape_in(
+        &mut self,
+        outputs: &[ExprId],
+        groups: &[u32],
+        columns: &LocalColumns,
+    ) -> Result<Tape, ExprError> {
+        let parts = self.compile_parts(outputs, columns, Form::LOCAL, Some(groups))?;
+        Ok(parts.into_tape())
+    }
+
+    /// [`compile`](Self::compile) by shape, like
+    /// [`compile_local_by_shape_in`](Self::compile_local_by_shape_in): unknowns are read
+    /// at their global index, and with no columns nothing is differentiated (a tape of
+    /// values only, such as indicators).
+    pub fn compile_by_shape(
+        &mut self,
+        outputs: &[ExprId],
+        groups: &[u32],
+        columns: &[VarId],
+    ) -> Result<Tape, ExprError> {
+        let columns = LocalColumns::new(columns)?;
+        let parts = self.compile_parts(outputs, &columns, Form::default(), Some(groups))?;
+        Ok(parts.into_tape())
+    }
+
     /// [`compile_local`](Self::compile_local) with the columns indexed once by
     /// [`LocalColumns::new`]: many tapes over the same unknowns (the stages of one large
     /// cluster) then cost their own outputs, not the number of unknowns each.
@@ -99,28 +134,134 @@ impl ExprGraph {
         columns: &LocalColumns,
         form: Form,
     ) -> Result<Tape, ExprError> {
+        let parts = self.compile_parts(outputs, columns, form, None)?;
+        Ok(parts.into_tape())
+    }
+
+    /// Compiles `outputs` into instruction streams and a Jacobian pattern. With `groups`
+    /// (a label per output; consecutive outputs with one label form a group) and a local
+    /// form, each group that can be shaped is an instance of its shape's template (module
+    /// `shape`); the other outputs are differentiated and scheduled here.
+    pub(crate) fn compile_parts(
+        &mut self,
+        outputs: &[ExprId],
+        columns: &LocalColumns,
+        form: Form,
+        groups: Option<&[u32]>,
+    ) -> Result<CompiledParts, ExprError> {
         let n = self.node_count();
         if let Some(&bad) = outputs.iter().find(|e| e.index() >= n) {
             return Err(ExprError::ForeignId(bad));
         }
+        let rows = outputs.len();
+        let groups = groups.filter(|g| g.len() == rows && !form.grouped);
+        let mut instances = match groups {
+            Some(groups) => self.shaped_instances(outputs, groups, columns, form)?,
+            None => Vec::new(),
+        };
+        let mut instance_of_row = vec![u32::MAX; rows];
+        for (i, inst) in instances.iter().enumerate() {
+            let rows_of = self
+                .templates
+                .get(inst.template)
+                .map_or(0, |t| t.pattern().rows());
+            for slot in instance_of_row
+                .iter_mut()
+                .skip(inst.first_row)
+                .take(rows_of)
+            {
+                *slot = i as u32;
+            }
+        }
         let column_of = &columns.of;
-        let (pattern, entries) = self.symbolic_jacobian(outputs, columns.len, column_of);
+
+        // The pattern, row by row: a shaped row's columns are its template's, moved to
+        // the instance's unknowns and sorted again; the others differentiated here.
+        let mut row_start = Vec::with_capacity(rows + 1);
+        let mut cols: Vec<u32> = Vec::new();
+        // Entry expressions of rows compiled here (`None` for shaped rows' entries).
+        let mut entries: Vec<Option<ExprId>> = Vec::new();
+        row_start.push(0u32);
+        let mut row: Vec<(u32, ExprId)> = Vec::new();
+        let mut shaped_row: Vec<(u32, u32)> = Vec::new();
+        for (r, &out) in outputs.iter().enumerate() {
+            match instances.get_mut(instance_of_row[r] as usize) {
+                Some(inst) => {
+                    let Some(p) = self.templates.get(inst.template).map(Template::pattern) else {
+                        row_start.push(cols.len() as u32);
+                        continue;
+                    };
+                    let local = r - inst.first_row;
+                    let (a, b) = (p.row_start[local] as usize, p.row_start[local + 1] as usize);
+                    if inst.entry_cells.is_empty() {
+                        inst.entry_cells = vec![0; p.nnz()];
+                    }
+                    shaped_row.clear();
+                    for (j, &c) in p.cols.iter().enumerate().take(b).skip(a) {
+                        // An unknown that is not a column (a global compile's): its
+                        // entry is computed into the scratch cell.
+                        match inst.leaf_column.get(c as usize) {
+                            Some(&column) if column != u32::MAX => {
+                                shaped_row.push((column, j as u32));
+                            }
+                            _ => {}
+                        }
+                    }
+                    shaped_row.sort_unstable();
+                    for &(c, j) in &shaped_row {
+                        if let Some(cell) = inst.entry_cells.get_mut(j as usize) {
+                            *cell = 1 + rows as u32 + cols.len() as u32;
+                        }
+                        cols.push(c);
+                        entries.push(None);
+                    }
+                }
+                None => {
+                    row.clear();
+                    for v in self.vars_of_marked(out) {
+                        if let Some(&c) = column_of.get(&v) {
+                            let d = self.derivative(out, v);
+                            if self.as_const(d) != Some(0.0) {
+                                row.push((c, d));
+                            }
+                        }
+                    }
+                    row.sort_unstable_by_key(|&(c, _)| c);
+                    for &(c, d) in &row {
+                        cols.push(c);
+                        entries.push(Some(d));
+                    }
+                }
+            }
+            row_start.push(cols.len() as u32);
+        }
+        let pattern = JacobianPattern {
+            rows,
+            columns: columns.len,
+            row_start,
+            cols,
+        };
 
         let mut consts = ConstPool::default();
         // Output cells: 0 is scratch, then residuals, then Jacobian values.
-        let rows = outputs.len() as u32;
-        let residual_roots: Vec<Root> = (1..).zip(outputs).map(|(k, &e)| Root::new(e, k)).collect();
-        let mut full_roots = Vec::with_capacity(outputs.len() + entries.len());
+        let mut residual_roots = Vec::new();
+        let mut full_roots = Vec::new();
         // Constant Jacobian entries are written once, when an output buffer is made.
         let mut constant_entries = Vec::new();
         for (r, &out) in outputs.iter().enumerate() {
-            full_roots.push(Root::new(out, 1 + r as u32));
+            if instance_of_row[r] != u32::MAX {
+                continue;
+            }
+            let cell = 1 + r as u32;
+            residual_roots.push(Root::new(out, cell));
+            full_roots.push(Root::new(out, cell));
             let (a, b) = (
                 pattern.row_start[r] as usize,
                 pattern.row_start[r + 1] as usize,
             );
-            for (k, &e) in entries.iter().enumerate().take(b).skip(a) {
-                let cell = 1 + rows + k as u32;
+            for (k, e) in entries.iter().enumerate().take(b).skip(a) {
+                let Some(e) = *e else { continue };
+                let cell = 1 + rows as u32 + k as u32;
                 match self.as_const(e) {
                     Some(c) => constant_entries.push((cell, c)),
                     None => full_roots.push(Root::new(e, cell)),
@@ -133,16 +274,38 @@ impl ExprGraph {
             local: form.local.then_some(column_of),
             foreign: None,
         };
-        let residual_stream = schedule(self, &residual_roots, &mut consts, &mut needed, form);
-        let full_stream = schedule(self, &full_roots, &mut consts, &mut needed, form);
+        let mut residual = schedule(self, &residual_roots, &mut consts, &mut needed, form);
+        let mut full = schedule(self, &full_roots, &mut consts, &mut needed, form);
         if let Some(v) = needed.foreign {
             return Err(ExprError::NotAColumn(v));
         }
-        Ok(Tape {
-            residual_code: Code::new(residual_stream),
-            full_code: Code::new(full_stream),
+        for inst in &instances {
+            let Some(t) = self.templates.get(inst.template) else {
+                continue;
+            };
+            let map = InstanceMap {
+                var_index: &inst.var_index,
+                leaves: &inst.leaves,
+                first_cell: 1 + inst.first_row as u32,
+                entry_cells: &inst.entry_cells,
+            };
+            append_instance(
+                &mut residual,
+                &t.parts.residual,
+                t,
+                &map,
+                &mut consts,
+                &mut needed,
+            );
+            append_instance(&mut full, &t.parts.full, t, &map, &mut consts, &mut needed);
+            for &(cell, value) in &t.parts.constant_entries {
+                constant_entries.push((map.cell(t, cell), value));
+            }
+        }
+        Ok(CompiledParts {
+            residual,
+            full,
             constant_entries,
-            id: next_tape_id(),
             consts: consts.values,
             pattern,
             vars_needed: needed.vars,
@@ -150,44 +313,125 @@ impl ExprGraph {
         })
     }
 
-    /// The Jacobian's pattern (CSR, columns ascending) and the entry expressions in
-    /// pattern order.
-    fn symbolic_jacobian(
+    /// The shaped groups of `outputs`, each with its template (compiled if new) and where
+    /// its leaves are read.
+    fn shaped_instances(
         &mut self,
         outputs: &[ExprId],
-        columns: usize,
-        column_of: &FxHashMap<VarId, u32>,
-    ) -> (JacobianPattern, Vec<ExprId>) {
-        let mut row_start = Vec::with_capacity(outputs.len() + 1);
-        let mut cols = Vec::new();
-        let mut entries = Vec::new();
-        row_start.push(0u32);
-        let mut row: Vec<(u32, ExprId)> = Vec::new();
-        for &out in outputs {
-            row.clear();
-            for v in self.vars_of_marked(out) {
-                if let Some(&c) = column_of.get(&v) {
-                    let d = self.derivative(out, v);
-                    if self.as_const(d) != Some(0.0) {
-                        row.push((c, d));
+        groups: &[u32],
+        columns: &LocalColumns,
+        form: Form,
+    ) -> Result<Vec<Instance>, ExprError> {
+        let jacobian = columns.len > 0;
+        let mut instances = Vec::new();
+        let mut start = 0;
+        while start < outputs.len() {
+            let label = groups.get(start);
+            let mut end = start + 1;
+            while end < outputs.len() && groups.get(end) == label {
+                end += 1;
+            }
+            if let Some((key, leaves)) = self.shape_of(&outputs[start..end], jacobian) {
+                let template = self.template_for(key, &leaves)?;
+                let leaf_column: Vec<u32> = leaves
+                    .vars
+                    .iter()
+                    .map(|v| columns.of.get(v).copied().unwrap_or(u32::MAX))
+                    .collect();
+                let var_index = if form.local {
+                    if let Some(k) = leaf_column.iter().position(|&c| c == u32::MAX) {
+                        return Err(ExprError::NotAColumn(leaves.vars[k]));
                     }
-                }
+                    leaf_column.clone()
+                } else {
+                    leaves.vars.iter().map(|v| v.0).collect()
+                };
+                instances.push(Instance {
+                    template,
+                    first_row: start,
+                    leaves,
+                    var_index,
+                    leaf_column,
+                    entry_cells: Vec::new(),
+                });
             }
-            row.sort_unstable_by_key(|&(c, _)| c);
-            for &(c, d) in &row {
-                cols.push(c);
-                entries.push(d);
-            }
-            row_start.push(cols.len() as u32);
+            start = end;
         }
-        let pattern = JacobianPattern {
-            rows: outputs.len(),
-            columns,
-            row_start,
-            cols,
-        };
-        (pattern, entries)
+        Ok(instances)
     }
+}
+
+/// The compiled streams and pattern of some outputs, before they become a [`Tape`] (a
+/// template's stay in this form, to be copied into instances).
+#[derive(Clone, Debug)]
+pub(crate) struct CompiledParts {
+    pub(crate) residual: Stream<u32>,
+    pub(crate) full: Stream<u32>,
+    pub(crate) constant_entries: Vec<(u32, f64)>,
+    pub(crate) consts: Vec<f64>,
+    pub(crate) pattern: JacobianPattern,
+    vars_needed: usize,
+    params_needed: usize,
+}
+
+impl CompiledParts {
+    fn into_tape(self) -> Tape {
+        Tape {
+            residual_code: Code::new(self.residual),
+            full_code: Code::new(self.full),
+            constant_entries: self.constant_entries,
+            id: next_tape_id(),
+            consts: self.consts,
+            pattern: self.pattern,
+            vars_needed: self.vars_needed,
+            params_needed: self.params_needed,
+        }
+    }
+}
+
+/// A shaped group of a compile: its template, its first output row, its leaves, where
+/// each of its unknowns is read, and the output cell of each of its template's Jacobian
+/// entries.
+struct Instance {
+    template: u32,
+    first_row: usize,
+    leaves: Leaves,
+    var_index: Vec<u32>,
+    /// The column of each of its unknowns (`u32::MAX`: not a column).
+    leaf_column: Vec<u32>,
+    entry_cells: Vec<u32>,
+}
+
+/// Appends a template's stream, copied for one instance (loads redirected, stores moved
+/// to the instance's cells), to `stream`. Slots are the template's: every value an
+/// instance reads it computed itself, so instances may reuse each other's slots.
+fn append_instance(
+    stream: &mut Stream<u32>,
+    source: &Stream<u32>,
+    template: &Template,
+    map: &InstanceMap<'_>,
+    consts: &mut ConstPool,
+    needed: &mut Needed<'_>,
+) {
+    stream.instrs.reserve(source.instrs.len());
+    for &instr in &source.instrs {
+        let mut instr = instr;
+        if matches!(instr.op, Op::LoadVar | Op::LoadParam | Op::LoadConst) {
+            let index = instr.a[0] | (instr.a[1] << 16);
+            let (op, index) = map.load(template, instr.op, index, &mut |bits| consts.get(bits));
+            match op {
+                Op::LoadVar => needed.vars = needed.vars.max(index as usize + 1),
+                Op::LoadParam => needed.params = needed.params.max(index as usize + 1),
+                _ => {}
+            }
+            instr.op = op;
+            instr.a[0] = index & 0xffff;
+            instr.a[1] = index >> 16;
+        }
+        instr.out = map.cell(template, instr.out);
+        stream.instrs.push(instr);
+    }
+    stream.slots = stream.slots.max(source.slots);
 }
 
 /// A value to store, and its cell in the output buffer.
@@ -475,7 +719,7 @@ fn schedule(
 
 /// How a tape is compiled.
 #[derive(Debug, Clone, Copy, Default)]
-struct Form {
+pub(crate) struct Form {
     /// Unknowns read at their column (a local vector), not their global index.
     local: bool,
     /// Like operations grouped ([`group_like_operations`]).
@@ -483,7 +727,7 @@ struct Form {
 }
 
 impl Form {
-    const LOCAL: Form = Form {
+    pub(crate) const LOCAL: Form = Form {
         local: true,
         grouped: false,
     };

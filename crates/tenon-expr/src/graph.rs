@@ -47,6 +47,10 @@ pub struct ExprGraph {
     /// (`marks_stamp`): a visited set without hashing, kept between walks.
     marks: Vec<u32>,
     marks_stamp: u32,
+    /// Per-node scratch of shape walks (module `shape`).
+    pub(crate) shape_scratch: crate::shape::ShapeScratch,
+    /// Templates compiled so far, by shape (module `shape`).
+    pub(crate) templates: crate::shape::Templates,
 }
 
 impl Default for ExprGraph {
@@ -81,6 +85,8 @@ impl ExprGraph {
             one: ExprId(0),
             marks: Vec::new(),
             marks_stamp: 0,
+            shape_scratch: Default::default(),
+            templates: Default::default(),
         };
         g.zero = g.intern(Node::Const(0.0f64.to_bits()));
         g.one = g.intern(Node::Const(1.0f64.to_bits()));

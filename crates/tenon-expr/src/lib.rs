@@ -36,7 +36,8 @@
 //!
 //! Module map: `node` (ids, operations and their scalar semantics), `graph` (arena,
 //! hash-consing, simplification), `deriv` (symbolic differentiation), `compile`
-//! (symbolic Jacobian, scheduling, slot allocation), `tape` (streams and evaluation), `eval` (reference evaluation, display), `spline`
+//! (symbolic Jacobian, scheduling, slot allocation), `shape` (compiling like groups of
+//! outputs once), `tape` (streams and evaluation), `eval` (reference evaluation, display), `spline`
 //! (periodic cubic splines as single nodes), `parse` (expression strings).
 
 #![warn(missing_docs)]
@@ -48,6 +49,7 @@ mod eval;
 mod graph;
 mod node;
 mod parse;
+mod shape;
 mod spline;
 mod tape;
 

@@ -444,7 +444,10 @@ impl ClusterTape {
                 .iter()
                 .map(|&r| system.equations[r].residual)
                 .collect();
-            let tape = system.graph.compile_local_in(&outputs, &self.columns)?;
+            let groups = owner_groups(system, &equations, outputs.len());
+            let tape = system
+                .graph
+                .compile_local_by_shape_in(&outputs, &groups, &self.columns)?;
             let raws: Vec<ExprId> = turns.iter().map(|&t| system.turns[t].raw).collect();
             let raw_angles = system.graph.compile_local_in(&raws, &self.columns)?;
             tapes.push(ClusterTape {
@@ -682,6 +685,29 @@ struct ClusterMembers {
     turns: Vec<usize>,
 }
 
+/// A group label per output row for
+/// [`compile_local_by_shape_in`](tenon_expr::ExprGraph::compile_local_by_shape_in): the rows of
+/// `equations` (system indices) grouped by their owner (one joint's rows, one drive's,
+/// one motion's), then each further row (a limit side) a group of its own, `rows` in all.
+fn owner_groups(system: &System, equations: &[usize], rows: usize) -> Vec<u32> {
+    let mut groups = Vec::with_capacity(rows);
+    let mut label = 0u32;
+    let mut last = None;
+    for &r in equations {
+        let owner = system.equations.get(r).map(|e| e.owner);
+        if owner != last && last.is_some() {
+            label += 1;
+        }
+        last = owner;
+        groups.push(label);
+    }
+    while groups.len() < rows {
+        label += 1;
+        groups.push(label);
+    }
+    groups
+}
+
 fn compile_one(
     system: &mut System,
     members: ClusterMembers,
@@ -717,7 +743,10 @@ fn compile_one(
         }
     }
     let columns = LocalColumns::new(&vars)?;
-    let tape = system.graph.compile_local_in(&outputs, &columns)?;
+    let groups = owner_groups(system, &equations, outputs.len());
+    let tape = system
+        .graph
+        .compile_local_by_shape_in(&outputs, &groups, &columns)?;
     let raws: Vec<ExprId> = turns.iter().map(|&t| system.turns[t].raw).collect();
     // Raw angles are only ever evaluated (no Jacobian): compiled with no columns would
     // refuse their unknowns, so they get the cluster's columns and the Jacobian code is

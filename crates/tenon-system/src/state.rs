@@ -122,7 +122,9 @@ impl System {
     pub fn compile(&mut self) -> Result<Compiled, SystemError> {
         let (clusters, fixed) = compile_clusters(self)?;
         let indicators: Vec<ExprId> = self.branches.iter().map(|&(_, e)| e).collect();
-        let branches = self.graph.compile(&indicators, &[])?;
+        // One group per indicator: the indicators of joints of one kind share a shape.
+        let groups: Vec<u32> = (0..indicators.len() as u32).collect();
+        let branches = self.graph.compile_by_shape(&indicators, &groups, &[])?;
         let mut cluster_of = vec![clusters.len() as u32; self.equations.len()];
         for (k, c) in clusters.iter().enumerate() {
             for &r in c.equations() {

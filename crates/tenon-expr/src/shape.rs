@@ -1,0 +1,328 @@
+//! Compilation by shape: groups of outputs that are the same expression up to their
+//! leaves are differentiated and scheduled once.
+//!
+//! A large assembly holds thousands of joints of a few kinds, and the rows of one joint
+//! (a revolute's five, say) form the same DAG for every joint of that kind laid out
+//! alike; only the unknowns they read and the constants they hold (marker offsets)
+//! differ. Differentiating, hashing and scheduling the same nodes 10,000 times was most
+//! of the time from file to answer. Here a group of outputs (one joint's rows, as the
+//! caller says) is first reduced to its *shape*: its nodes in post-order with children as
+//! positions in that list and leaves numbered by first appearance (the `k`-th unknown,
+//! the `k`-th parameter, the `k`-th constant). Small integers and halves stay literal
+//! constants of the shape (they come from the formulas: `2`, `-1`, `0.5`); other
+//! constants become leaves, so joints whose markers sit at different offsets share one
+//! shape. Each distinct shape is compiled once, in a small graph of its own, into a
+//! [`Template`]: its symbolic Jacobian with respect to its unknowns, and its two
+//! instruction streams. Each group is then an *instance*: the template's instructions
+//! copied with loads redirected to the group's own unknowns, parameters and constants
+//! and stores to its rows' output cells.
+//!
+//! The price is sharing between groups: a subexpression used by two joints (a part's
+//! rotation matrix) is computed by each. The gain is that compilation costs one walk of
+//! each group's nodes plus a copy of its template's instructions.
+//!
+//! Architecture invariant: an instance computes the same values as compiling its rows
+//! directly, with the same operations in the same order, except that constant leaves
+//! are loaded where the direct compile may have folded products of constants made while
+//! differentiating (the same value to rounding). Groups holding spline nodes are not
+//! shaped (their tables are operands outside the node) and are compiled directly.
+
+use rustc_hash::FxHashMap;
+
+use crate::compile::{CompiledParts, Form, LocalColumns};
+use crate::error::ExprError;
+use crate::graph::ExprGraph;
+use crate::node::{ExprId, Node, ParamId, VarId};
+use crate::tape::{JacobianPattern, Op};
+
+/// Marks a shape's parameter leaf as a constant leaf (the low bits number it).
+const CONSTANT_LEAF: u32 = 1 << 31;
+
+/// Largest integer kept as a literal constant of a shape.
+const LITERAL_INTEGER: f64 = 16.0;
+
+/// Whether a constant is part of a shape (a number from a formula) rather than a leaf
+/// (a number from the model: an offset, a length).
+fn is_literal(bits: u64) -> bool {
+    let v = f64::from_bits(bits);
+    (v.trunc() == v && v.abs() <= LITERAL_INTEGER) || v.abs() == 0.5
+}
+
+/// A group's shape: its nodes in post-order, children and leaves numbered locally (a
+/// parameter leaf with [`CONSTANT_LEAF`] set is the group's `k`-th constant), and the
+/// positions of its outputs.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ShapeKey {
+    nodes: Vec<Node>,
+    roots: Vec<u32>,
+    /// Whether the template holds the Jacobian with respect to its unknowns (else values
+    /// only).
+    jacobian: bool,
+}
+
+/// A group's own leaves, in the order its shape numbers them.
+#[derive(Debug, Default)]
+pub(crate) struct Leaves {
+    pub(crate) vars: Vec<VarId>,
+    params: Vec<ParamId>,
+    consts: Vec<u64>,
+}
+
+/// A shape compiled once: its Jacobian pattern over its unknowns (column `k` is its
+/// `k`-th unknown; no columns for a template of values only) and its parts, with outputs in cells as a tape's (0 scratch,
+/// `1..=rows` its outputs, then its Jacobian entries in pattern order).
+#[derive(Clone, Debug)]
+pub(crate) struct Template {
+    pub(crate) parts: CompiledParts,
+    /// Number of real parameters among its parameter leaves (constant leaves follow).
+    params: usize,
+}
+
+impl Template {
+    pub(crate) fn pattern(&self) -> &JacobianPattern {
+        &self.parts.pattern
+    }
+}
+
+/// Per-node scratch for shape walks, kept in the graph between compiles: the walk that
+/// last reached a node (`stamp`) and the node's position in that walk's shape.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ShapeScratch {
+    seen: Vec<(u32, u32)>,
+    stamp: u32,
+}
+
+/// Templates made so far in a graph, by shape.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Templates {
+    index: FxHashMap<ShapeKey, u32>,
+    list: Vec<Template>,
+}
+
+impl Templates {
+    pub(crate) fn get(&self, k: u32) -> Option<&Template> {
+        self.list.get(k as usize)
+    }
+}
+
+impl ExprGraph {
+    /// The shape of the group `roots` and its leaves, or `None` when it cannot be shaped
+    /// (it holds a spline).
+    pub(crate) fn shape_of(
+        &mut self,
+        roots: &[ExprId],
+        jacobian: bool,
+    ) -> Option<(ShapeKey, Leaves)> {
+        let mut scratch = std::mem::take(&mut self.shape_scratch);
+        let shape = self
+            .walk_shape(roots, &mut scratch)
+            .map(|(nodes, roots, leaves)| {
+                let key = ShapeKey {
+                    nodes,
+                    roots,
+                    jacobian,
+                };
+                (key, leaves)
+            });
+        self.shape_scratch = scratch;
+        shape
+    }
+
+    fn walk_shape(
+        &self,
+        roots: &[ExprId],
+        scratch: &mut ShapeScratch,
+    ) -> Option<(Vec<Node>, Vec<u32>, Leaves)> {
+        scratch.stamp = scratch.stamp.wrapping_add(1);
+        if scratch.stamp == 0 {
+            scratch.seen.iter_mut().for_each(|s| *s = (0, 0));
+            scratch.stamp = 1;
+        }
+        let stamp = scratch.stamp;
+        if scratch.seen.len() < self.node_count() {
+            scratch.seen.resize(self.node_count(), (0, 0));
+        }
+        let seen = &mut scratch.seen;
+        let position = |seen: &[(u32, u32)], e: ExprId| -> Option<u32> {
+            match seen.get(e.index()) {
+                Some(&(s, k)) if s == stamp => Some(k),
+                _ => None,
+            }
+        };
+        let mut nodes: Vec<Node> = Vec::new();
+        let mut leaves = Leaves::default();
+        let mut key_roots = Vec::with_capacity(roots.len());
+        let mut stack: Vec<(ExprId, bool)> = Vec::new();
+        for &root in roots {
+            stack.push((root, false));
+            while let Some((n, expanded)) = stack.pop() {
+                if position(seen, n).is_some() {
+                    continue;
+                }
+                let node = self.node(n);
+                if !expanded {
+                    stack.push((n, true));
+                    // Pushed in reverse so the first operand is numbered first.
+                    let kids: [Option<ExprId>; 2] = match node {
+                        Node::Unary(_, a) | Node::Powi(a, _) => [Some(a), None],
+                        Node::Binary(_, a, b) => [Some(a), Some(b)],
+                        Node::Spline(..) => return None,
+                        _ => [None, None],
+                    };
+                    for c in kids.into_iter().rev().flatten() {
+                        if position(seen, c).is_none() {
+                            stack.push((c, false));
+                        }
+                    }
+                    continue;
+                }
+                let local = |e: ExprId| ExprId(position(seen, e).unwrap_or(0));
+                let shaped = match node {
+                    Node::Const(bits) if is_literal(bits) => node,
+                    Node::Const(bits) => {
+                        leaves.consts.push(bits);
+                        Node::Param(ParamId(CONSTANT_LEAF | (leaves.consts.len() - 1) as u32))
+                    }
+                    Node::Var(v) => {
+                        leaves.vars.push(v);
+                        Node::Var(VarId((leaves.vars.len() - 1) as u32))
+                    }
+                    Node::Param(p) => {
+                        leaves.params.push(p);
+                        Node::Param(ParamId((leaves.params.len() - 1) as u32))
+                    }
+                    Node::Unary(op, a) => Node::Unary(op, local(a)),
+                    Node::Binary(op, a, b) => Node::Binary(op, local(a), local(b)),
+                    Node::Powi(a, k) => Node::Powi(local(a), k),
+                    Node::Spline(..) => return None,
+                };
+                if let Some(s) = seen.get_mut(n.index()) {
+                    *s = (stamp, nodes.len() as u32);
+                }
+                nodes.push(shaped);
+            }
+            key_roots.push(position(seen, root).unwrap_or(0));
+        }
+        Some((nodes, key_roots, leaves))
+    }
+
+    /// The template of `key` (whose leaves are `leaves`), compiled now if it is new.
+    pub(crate) fn template_for(
+        &mut self,
+        key: ShapeKey,
+        leaves: &Leaves,
+    ) -> Result<u32, ExprError> {
+        if let Some(&k) = self.templates.index.get(&key) {
+            return Ok(k);
+        }
+        let template = compile_template(&key, leaves)?;
+        let k = self.templates.list.len() as u32;
+        self.templates.list.push(template);
+        self.templates.index.insert(key, k);
+        Ok(k)
+    }
+}
+
+/// Rebuilds a shape in a graph of its own (nodes as they are, no simplification, so the
+/// instructions are those of the original) and compiles it over its unknowns.
+fn compile_template(key: &ShapeKey, leaves: &Leaves) -> Result<Template, ExprError> {
+    let mut g = ExprGraph::new();
+    let vars: Vec<VarId> = (0..leaves.vars.len())
+        .map(|k| g.new_var(format!("u{k}")))
+        .collect();
+    let real = leaves.params.len();
+    let params: Vec<ParamId> = (0..real + leaves.consts.len())
+        .map(|k| g.new_param(format!("p{k}")))
+        .collect();
+    let mut ids: Vec<ExprId> = Vec::with_capacity(key.nodes.len());
+    let id = |ids: &[ExprId], e: ExprId| ids.get(e.index()).copied().unwrap_or(ExprId(0));
+    for &node in &key.nodes {
+        let e = match node {
+            Node::Var(v) => g.var(vars[v.index()]),
+            Node::Param(p) if p.0 & CONSTANT_LEAF != 0 => {
+                g.param(params[real + (p.0 & !CONSTANT_LEAF) as usize])
+            }
+            Node::Param(p) => g.param(params[p.index()]),
+            Node::Const(_) => g.intern(node),
+            Node::Unary(op, a) => g.intern(Node::Unary(op, id(&ids, a))),
+            Node::Binary(op, a, b) => g.intern(Node::Binary(op, id(&ids, a), id(&ids, b))),
+            Node::Powi(a, k) => g.intern(Node::Powi(id(&ids, a), k)),
+            Node::Spline(..) => ExprId(0),
+        };
+        ids.push(e);
+    }
+    let outputs: Vec<ExprId> = key.roots.iter().map(|&r| id(&ids, ExprId(r))).collect();
+    // Either way the template reads its `k`-th unknown at `k`: as a local column, or at
+    // its index in this graph.
+    let parts = if key.jacobian {
+        let columns = LocalColumns::new(&vars)?;
+        g.compile_parts(&outputs, &columns, Form::LOCAL, None)?
+    } else {
+        let columns = LocalColumns::new(&[])?;
+        g.compile_parts(&outputs, &columns, Form::default(), None)?
+    };
+    Ok(Template {
+        parts,
+        params: real,
+    })
+}
+
+/// Where an instance's loads and stores go, for copying its template's instructions.
+pub(crate) struct InstanceMap<'a> {
+    /// The index each of its unknowns is read at (column or global index).
+    pub(crate) var_index: &'a [u32],
+    pub(crate) leaves: &'a Leaves,
+    /// Output cell of its first row.
+    pub(crate) first_cell: u32,
+    /// Output cell of each of its template's Jacobian entries.
+    pub(crate) entry_cells: &'a [u32],
+}
+
+impl InstanceMap<'_> {
+    /// The cell of the template's output cell `c`.
+    pub(crate) fn cell(&self, template: &Template, c: u32) -> u32 {
+        let rows = template.parts.pattern.rows as u32;
+        if c == 0 {
+            0
+        } else if c <= rows {
+            self.first_cell + c - 1
+        } else {
+            self.entry_cells
+                .get((c - 1 - rows) as usize)
+                .copied()
+                .unwrap_or(0)
+        }
+    }
+
+    /// What a template load of `op` at `index` becomes: the operation and index in the
+    /// compiled tape (`const_index` interns a constant's bits in its pool).
+    pub(crate) fn load(
+        &self,
+        template: &Template,
+        op: Op,
+        index: u32,
+        const_index: &mut dyn FnMut(u64) -> u32,
+    ) -> (Op, u32) {
+        let k = index as usize;
+        match op {
+            Op::LoadVar => (Op::LoadVar, self.var_index.get(k).copied().unwrap_or(0)),
+            Op::LoadParam if k < template.params => {
+                (Op::LoadParam, self.leaves.params.get(k).map_or(0, |p| p.0))
+            }
+            Op::LoadParam => {
+                let bits = self
+                    .leaves
+                    .consts
+                    .get(k - template.params)
+                    .copied()
+                    .unwrap_or(0);
+                (Op::LoadConst, const_index(bits))
+            }
+            Op::LoadConst => {
+                let bits = template.parts.consts.get(k).map_or(0, |c| c.to_bits());
+                (Op::LoadConst, const_index(bits))
+            }
+            _ => (op, index),
+        }
+    }
+}
