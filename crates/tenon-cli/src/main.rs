@@ -12,6 +12,12 @@ use std::process::ExitCode;
 use anyhow::anyhow;
 use clap::{Parser, Subcommand};
 
+/// The command's allocator: a large assembly is read, built and compiled as millions of
+/// small allocations, which mimalloc serves about a fifth faster than the system's
+/// (`benches/whole_process.sh`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Tenon, a parametric assembly solver for CAD.
 #[derive(Debug, Parser)]
 #[command(name = "tenon", version, about)]

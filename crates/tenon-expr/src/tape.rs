@@ -202,21 +202,35 @@ pub(crate) enum Code {
 
 impl Code {
     pub(crate) fn new(wide: Stream<u32>) -> Code {
-        let narrow: Option<Vec<Instr<u16>>> =
-            wide.instrs.iter().map(|i| i.map(u16::from_u32)).collect();
-        let tables: Option<Vec<Vec<u16>>> = wide
+        // Narrow when every slot fits `u16`. Other operands fit by construction (load
+        // indices are split in 16-bit halves, exponents are 16-bit), but a spline's table
+        // index may not: checked as the instructions are narrowed.
+        if wide.slots > NARROW_SLOTS || wide.tables.len() > NARROW_SLOTS {
+            return Code::Wide(wide);
+        }
+        let narrow = |x: u32| x as u16;
+        let mut instrs = Vec::with_capacity(wide.instrs.len());
+        for i in &wide.instrs {
+            if i.a.iter().any(|&x| x > u32::from(u16::MAX)) || i.d > u32::from(u16::MAX) {
+                return Code::Wide(wide);
+            }
+            instrs.push(Instr {
+                op: i.op,
+                out: i.out,
+                d: narrow(i.d),
+                a: i.a.map(narrow),
+            });
+        }
+        let tables = wide
             .tables
             .iter()
-            .map(|t| t.iter().map(|&x| u16::from_u32(x)).collect())
+            .map(|t| t.iter().map(|&x| narrow(x)).collect())
             .collect();
-        match (narrow, tables) {
-            (Some(instrs), Some(tables)) => Code::Narrow(Stream {
-                instrs,
-                slots: wide.slots,
-                tables,
-            }),
-            _ => Code::Wide(wide),
-        }
+        Code::Narrow(Stream {
+            instrs,
+            slots: wide.slots,
+            tables,
+        })
     }
 
     fn slots(&self) -> usize {
