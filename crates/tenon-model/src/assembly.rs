@@ -270,7 +270,14 @@ pub struct Assembly {
     tolerance: Option<f64>,
     extra: Option<Extra>,
     nested_extras: Vec<NestedExtra>,
+    /// For parts with more than [`INDEXED_MARKERS`] markers (a ground holding the
+    /// anchors of thousands of mechanisms), each marker's position in the part's list by
+    /// name, so that finding a joint's markers does not scan the list.
+    marker_index: FxHashMap<PartKey, FxHashMap<String, usize>>,
 }
+
+/// Parts with more markers than this have them indexed by name.
+const INDEXED_MARKERS: usize = 16;
 
 /// A model error about an element built through the API: the element, the place in it,
 /// and the message.
@@ -303,6 +310,37 @@ impl Assembly {
             tolerance: None,
             extra: None,
             nested_extras: Vec::new(),
+            marker_index: FxHashMap::default(),
+        }
+    }
+
+    /// The marker `name` of part `part` (by its index when the part has many).
+    pub fn marker(&self, part: PartKey, name: &str) -> Option<&Placement> {
+        let p = self.parts.get(part)?;
+        match self.marker_index.get(&part) {
+            Some(index) => index
+                .get(name)
+                .and_then(|&k| p.markers.get(k))
+                .map(|(_, placement)| placement),
+            None => p.marker(name),
+        }
+    }
+
+    /// Rebuilds part `key`'s marker index after its markers changed.
+    fn index_markers(&mut self, key: PartKey) {
+        match self.parts.get(key) {
+            Some(p) if p.markers.len() > INDEXED_MARKERS => {
+                let index = p
+                    .markers
+                    .iter()
+                    .enumerate()
+                    .map(|(k, (name, _))| (name.clone(), k))
+                    .collect();
+                self.marker_index.insert(key, index);
+            }
+            _ => {
+                self.marker_index.remove(&key);
+            }
         }
     }
 
@@ -473,6 +511,7 @@ impl Assembly {
         let key = self.parts.insert(part);
         self.part_order.push(key);
         self.part_by_id.insert(id, key);
+        self.index_markers(key);
         Ok(key)
     }
 
@@ -510,7 +549,7 @@ impl Assembly {
                 message: "a joint end names a part of another assembly".into(),
             })?;
             if let MarkerSpec::Named(name) = &r.marker {
-                if part.marker(name).is_none() {
+                if self.marker(r.part, name).is_none() {
                     return Err(Invalid {
                         at: format!("{end}.marker"),
                         message: format!("part '{}' has no marker '{name}'", part.id),
@@ -734,6 +773,7 @@ impl Assembly {
         if let Some(p) = self.parts.get_mut(key) {
             *p = changed;
         }
+        self.index_markers(key);
         Ok(())
     }
 
@@ -807,6 +847,7 @@ impl Assembly {
         self.forces.loads.retain(|l| l.part != key);
         self.renumber_extras("forces.loads", &loads);
         let part = self.parts.remove(key).ok_or_else(|| unknown_key("part"))?;
+        self.marker_index.remove(&key);
         self.part_order.retain(|&k| k != key);
         self.part_by_id.remove(&part.id);
         self.nested_extras

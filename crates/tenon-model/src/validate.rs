@@ -156,11 +156,19 @@ pub(crate) fn part(p: &Part, n: Numbers<'_>) -> Checked {
     }
     n.placement(&p.placement, None)
         .map_err(|e| e.under("placement"))?;
+    // Names seen, for a part with many markers (a scan of the earlier ones otherwise).
+    let mut seen = rustc_hash::FxHashSet::default();
+    let many = p.markers.len() > 16;
     for (k, (name, placement)) in p.markers.iter().enumerate() {
         if name.is_empty() {
             return Err(Invalid::new("markers", "a marker name must not be empty"));
         }
-        if p.markers[..k].iter().any(|(other, _)| other == name) {
+        let twice = if many {
+            !seen.insert(name.as_str())
+        } else {
+            p.markers[..k].iter().any(|(other, _)| other == name)
+        };
+        if twice {
             return Err(Invalid::new(
                 "markers",
                 format!("marker '{name}' is defined twice"),

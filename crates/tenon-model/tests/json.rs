@@ -336,3 +336,70 @@ fn the_geometric_tolerance_reads_writes_and_is_checked() {
     let none = r#"{ "format": "tenon-assembly", "version": 1, "parts": [] }"#;
     assert_eq!(read_json(none, None).unwrap().tolerance(), None);
 }
+
+/// A ground holding many markers (the anchors of hundreds of mechanisms): its markers are
+/// found by name through the assembly's index, before and after markers are added, a
+/// name given twice is still refused, and the lookups agree with the part's own list.
+#[test]
+fn many_markers_on_one_part_are_found_by_name() {
+    use tenon_model::{Assembly, Part, Placement, Units};
+    let n = 300;
+    let markers: Vec<String> = (0..n)
+        .map(|k| format!(r#""m{k}": {{"position": [{k}, 0, 0]}}"#))
+        .collect();
+    let text = format!(
+        r#"{{"format": "tenon-assembly", "version": 1, "name": "anchors",
+            "parts": [{{"id": "ground", "grounded": true, "markers": {{{}}}}},
+                      {{"id": "arm", "markers": {{"a": {{}}}}}}],
+            "joints": [{{"id": "last", "type": "ball", "i": {{"part": "ground", "marker": "m{}"}},
+                         "j": {{"part": "arm", "marker": "a"}}}}]}}"#,
+        markers.join(","),
+        n - 1
+    );
+    let mut a = read_json(&text, None).unwrap();
+    let ground = a.part_by_id("ground").unwrap();
+    for k in [0, 17, n - 1] {
+        let p = a.marker(ground, &format!("m{k}")).unwrap();
+        assert_eq!(p.position[0], Scalar::Number(k as f64));
+        assert_eq!(Some(p), a.part(ground).unwrap().marker(&format!("m{k}")));
+    }
+    assert!(a.marker(ground, "m300").is_none());
+    a.add_marker(
+        ground,
+        "m300",
+        Placement::from_numbers([-1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]),
+    )
+    .unwrap();
+    assert_eq!(
+        a.marker(ground, "m300").unwrap().position[0],
+        Scalar::Number(-1.0)
+    );
+    let twice = a
+        .add_marker(
+            ground,
+            "m5",
+            Placement::from_numbers([0.0; 3], [1.0, 0.0, 0.0, 0.0]),
+        )
+        .unwrap_err();
+    assert!(
+        twice.to_string().contains("marker 'm5' is defined twice"),
+        "{twice}"
+    );
+    let dup = text.replace(
+        r#""m7": {"position": [7, 0, 0]}"#,
+        r#""m7": {"position": [7, 0, 0]}, "m7": {}"#,
+    );
+    assert!(read_json(&dup, None).is_err());
+    // A part built in code with many markers, one of them twice.
+    let mut b = Assembly::new("api", Units::default());
+    let mut part = Part::new("plate", Placement::default());
+    for k in 0..40 {
+        part.markers.push((format!("h{k}"), Placement::default()));
+    }
+    part.markers.push(("h3".into(), Placement::default()));
+    let err = b.add_part(part).unwrap_err();
+    assert!(
+        err.to_string().contains("marker 'h3' is defined twice"),
+        "{err}"
+    );
+}

@@ -315,14 +315,13 @@ impl System {
                         message: "a joint end names a part of another assembly".into(),
                     })?;
                 let local = match &end.marker {
-                    MarkerSpec::Named(name) => {
-                        part.marker(name)
-                            .cloned()
-                            .ok_or_else(|| SystemError::Unsupported {
-                                what: what.clone(),
-                                message: format!("part '{}' has no marker '{name}'", part.id),
-                            })?
-                    }
+                    MarkerSpec::Named(name) => assembly
+                        .marker(end.part, name)
+                        .cloned()
+                        .ok_or_else(|| SystemError::Unsupported {
+                            what: what.clone(),
+                            message: format!("part '{}' has no marker '{name}'", part.id),
+                        })?,
                     MarkerSpec::Inline(p) => (**p).clone(),
                 };
                 let local = b.placement(&local, &what)?;

@@ -309,8 +309,8 @@ impl Mechanism {
                 .part(r.part)
                 .ok_or(Error::Dynamics("a part is missing".into()))?;
             let placement = match &r.marker {
-                MarkerSpec::Named(name) => part
-                    .marker(name)
+                MarkerSpec::Named(name) => a
+                    .marker(r.part, name)
                     .cloned()
                     .ok_or_else(|| Error::Dynamics(format!("no marker '{name}'")))?,
                 MarkerSpec::Inline(p) => (**p).clone(),
@@ -871,7 +871,7 @@ fn reaction(
     };
     let values = a.parameter_values();
     let marker = match &j.i.marker {
-        MarkerSpec::Named(name) => a.part(j.i.part).and_then(|p| p.marker(name)).cloned(),
+        MarkerSpec::Named(name) => a.marker(j.i.part, name).cloned(),
         MarkerSpec::Inline(p) => Some((**p).clone()),
     };
     let Some(local) = marker.and_then(|p| p.numbers(values, a.units())) else {

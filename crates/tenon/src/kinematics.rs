@@ -535,7 +535,7 @@ impl Coordinates {
         let a = &m.assembly;
         let local = |r: &tenon_model::MarkerRef| -> Option<(PartKey, tenon_model::Pose)> {
             let placement = match &r.marker {
-                MarkerSpec::Named(name) => a.part(r.part)?.marker(name)?.clone(),
+                MarkerSpec::Named(name) => a.marker(r.part, name)?.clone(),
                 MarkerSpec::Inline(p) => (**p).clone(),
             };
             Some((r.part, placement.numbers(a.parameter_values(), a.units())?))

@@ -91,11 +91,10 @@ fn short3(v: [f64; 3]) -> [f64; 3] {
 
 /// A marker's frame in its part's coordinates: origin, x and z axes.
 fn local_frame(assembly: &Assembly, end: &MarkerRef) -> Option<Value> {
-    let part = assembly.part(end.part)?;
     let values = assembly.parameter_values();
     let units = assembly.units();
     let pose = match &end.marker {
-        MarkerSpec::Named(name) => part.marker(name)?.numbers(values, units)?,
+        MarkerSpec::Named(name) => assembly.marker(end.part, name)?.numbers(values, units)?,
         MarkerSpec::Inline(p) => p.numbers(values, units)?,
     };
     let m = pose.matrix();
