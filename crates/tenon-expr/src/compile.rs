@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 use crate::error::ExprError;
 use crate::graph::{ExprGraph, MAX_POWI};
 use crate::node::{Binary, ExprId, Node, SplineId, Unary, VarId};
-use crate::shape::{InstanceMap, Leaves, Template};
+use crate::shape::{InstanceMap, Leaves, ShapeKey, Template};
 use crate::tape::{Code, Instr, JacobianPattern, Op, Stream, Tape};
 
 /// The unknowns a tape reads, each with its column (its index in the list given),
@@ -323,7 +323,9 @@ impl ExprGraph {
         form: Form,
     ) -> Result<Vec<Instance>, ExprError> {
         let jacobian = columns.len > 0;
-        let mut instances = Vec::new();
+        // Shapes first, then templates only for shapes met more than once here or made
+        // before: a shape met once compiles faster directly than as a template.
+        let mut shaped: Vec<(usize, ShapeKey, Leaves)> = Vec::new();
         let mut start = 0;
         while start < outputs.len() {
             let label = groups.get(start);
@@ -332,30 +334,46 @@ impl ExprGraph {
                 end += 1;
             }
             if let Some((key, leaves)) = self.shape_of(&outputs[start..end], jacobian) {
-                let template = self.template_for(key, &leaves)?;
-                let leaf_column: Vec<u32> = leaves
-                    .vars
-                    .iter()
-                    .map(|v| columns.of.get(v).copied().unwrap_or(u32::MAX))
-                    .collect();
-                let var_index = if form.local {
-                    if let Some(k) = leaf_column.iter().position(|&c| c == u32::MAX) {
-                        return Err(ExprError::NotAColumn(leaves.vars[k]));
-                    }
-                    leaf_column.clone()
-                } else {
-                    leaves.vars.iter().map(|v| v.0).collect()
-                };
-                instances.push(Instance {
-                    template,
-                    first_row: start,
-                    leaves,
-                    var_index,
-                    leaf_column,
-                    entry_cells: Vec::new(),
-                });
+                shaped.push((start, key, leaves));
             }
             start = end;
+        }
+        let mut seen: FxHashMap<&ShapeKey, u32> = FxHashMap::default();
+        for (_, key, _) in &shaped {
+            *seen.entry(key).or_insert(0) += 1;
+        }
+        let repeated: Vec<bool> = shaped
+            .iter()
+            .map(|(_, key, _)| seen.get(key).is_some_and(|&n| n > 1) || self.has_template(key))
+            .collect();
+        drop(seen);
+        let mut instances = Vec::new();
+        for ((first_row, key, leaves), repeated) in shaped.into_iter().zip(repeated) {
+            if !repeated {
+                continue;
+            }
+            let template = self.template_for(key, &leaves)?;
+            let leaf_column: Vec<u32> = leaves
+                .vars
+                .iter()
+                .map(|v| columns.of.get(v).copied().unwrap_or(u32::MAX))
+                .collect();
+            let var_index = if form.local {
+                if let Some(k) = leaf_column.iter().position(|&c| c == u32::MAX) {
+                    return Err(ExprError::NotAColumn(leaves.vars[k]));
+                }
+                leaf_column.clone()
+            } else {
+                leaves.vars.iter().map(|v| v.0).collect()
+            };
+            instances.push(Instance {
+                template,
+                first_row,
+                leaves,
+                var_index,
+                leaf_column,
+                entry_cells: Vec::new(),
+            });
         }
         Ok(instances)
     }

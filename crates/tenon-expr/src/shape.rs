@@ -206,6 +206,11 @@ impl ExprGraph {
         Some((nodes, key_roots, leaves))
     }
 
+    /// Whether a template of this shape was made in this graph.
+    pub(crate) fn has_template(&self, key: &ShapeKey) -> bool {
+        self.templates.index.contains_key(key)
+    }
+
     /// The template of `key` (whose leaves are `leaves`), compiled now if it is new.
     pub(crate) fn template_for(
         &mut self,

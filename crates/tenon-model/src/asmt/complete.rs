@@ -111,12 +111,29 @@ pub(super) fn check_time_series(
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
     let last = lines.len();
-    // The first cell and how many follow it (the cells are not kept: a TimeSeries
-    // block is most of a large file).
+    // The first cell and how many non-blank cells follow it (the cells are not kept: a
+    // TimeSeries block is most of a large file, so this is one pass over the bytes;
+    // blanks are ASCII white space, all these files hold).
     fn cells(line: &str) -> Option<(&str, usize)> {
-        let mut it = line.split('\t').map(str::trim).filter(|c| !c.is_empty());
-        let head = it.next()?;
-        Some((head, it.count()))
+        let mut head: Option<&str> = None;
+        let mut count = 0;
+        for cell in line.as_bytes().split(|&b| b == b'\t') {
+            let Some(first) = cell.iter().position(|b| !b.is_ascii_whitespace()) else {
+                continue;
+            };
+            if head.is_some() {
+                count += 1;
+                continue;
+            }
+            let end = cell
+                .iter()
+                .rposition(|b| !b.is_ascii_whitespace())
+                .map_or(first, |e| e + 1);
+            // ASCII positions: `trimmed` starts and ends on character boundaries.
+            let trimmed = std::str::from_utf8(&cell[first..end]).ok()?;
+            head = Some(trimmed);
+        }
+        head.map(|h| (h, count))
     }
     let mut width: Option<usize> = None;
     let mut saw_time = false;
