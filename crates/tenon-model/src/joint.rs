@@ -37,6 +37,9 @@ pub enum JointType {
     ScrewCoupling,
     NoRotation,
     CurveContact,
+    /// Custom: the joint's own residual expressions (`residuals`), over measures of
+    /// marker i relative to marker j.
+    Expression,
 }
 
 /// A scalar field a joint may carry.
@@ -164,7 +167,7 @@ const fn drive(field: Field) -> FieldUse {
 
 impl JointType {
     /// Every type, in the spec's order.
-    pub const ALL: [JointType; 27] = [
+    pub const ALL: [JointType; 28] = [
         JointType::Fixed,
         JointType::Revolute,
         JointType::Cylindrical,
@@ -192,6 +195,7 @@ impl JointType {
         JointType::ScrewCoupling,
         JointType::NoRotation,
         JointType::CurveContact,
+        JointType::Expression,
     ];
 
     /// Other names accepted on input.
@@ -235,6 +239,7 @@ impl JointType {
             JointType::ScrewCoupling => "screw_coupling",
             JointType::NoRotation => "no_rotation",
             JointType::CurveContact => "curve_contact",
+            JointType::Expression => "expression",
         }
     }
 
@@ -253,9 +258,11 @@ impl JointType {
     }
 
     /// Degrees of freedom the joint removes between its two parts (without driving
-    /// values; each driving value removes one more).
+    /// values; each driving value removes one more). An `expression` joint removes one
+    /// per residual ([`Joint::dof_removed`]); here 0.
     pub fn dof_removed(self) -> usize {
         match self {
+            JointType::Expression => 0,
             JointType::Fixed => 6,
             JointType::Revolute | JointType::Slider | JointType::Screw => 5,
             JointType::Cylindrical
@@ -327,7 +334,8 @@ impl JointType {
             | JointType::Cam
             | JointType::ConstantVelocity
             | JointType::NoRotation
-            | JointType::CurveContact => &[],
+            | JointType::CurveContact
+            | JointType::Expression => &[],
         }
     }
 
@@ -454,9 +462,27 @@ pub struct Joint {
     pub rate: JointRate,
     /// Data for other programs, kept as given.
     pub extra: Option<crate::Extra>,
+    /// An `expression` joint's residuals (empty for other types): expression strings
+    /// over parameters, `t` and the measures of [`MEASURES`].
+    pub residuals: Vec<String>,
 }
 
+/// The measures an `expression` joint's residuals may use, of marker i relative to
+/// marker j: `distance` (`|O_i - O_j|`), `dx`, `dy`, `dz` (`O_i - O_j` in marker j's
+/// axes), `angle` (of `x_i` from `x_j` about `z_j`, multi-turn), `tilt` (between `z_i`
+/// and `z_j`, 0 to 180 degrees). Lengths in the length unit, angles in the angle unit.
+pub const MEASURES: [&str; 6] = ["distance", "dx", "dy", "dz", "angle", "tilt"];
+
 impl Joint {
+    /// Degrees of freedom the joint removes: its type's, or one per residual of an
+    /// `expression` joint.
+    pub fn dof_removed(&self) -> usize {
+        match self.joint_type {
+            JointType::Expression => self.residuals.len(),
+            t => t.dof_removed(),
+        }
+    }
+
     /// The value of a field, if given.
     pub fn field(&self, field: Field) -> Option<&Scalar> {
         self.fields

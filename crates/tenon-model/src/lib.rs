@@ -53,7 +53,7 @@ pub use assembly::{
 pub use error::{ModelError, Place};
 pub use joint::{
     CamProfile, Field, FieldUse, Joint, JointRate, JointType, Limits, MarkerRef, MarkerSpec, Range,
-    Rule, MAX_PROFILE_POINTS,
+    Rule, MAX_PROFILE_POINTS, MEASURES,
 };
 pub use json::{
     read_joint_json, read_json, read_part_json, write_json, FORMAT_NAME, FORMAT_VERSION,

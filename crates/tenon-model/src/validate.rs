@@ -286,6 +286,7 @@ pub(crate) fn joint(j: &Joint, n: Numbers<'_>) -> Checked {
             "the joint connects a part to itself",
         ));
     }
+    residuals(j, n)?;
     for field in Field::ALL {
         match (ty.field_use(field), j.field(field)) {
             (Some(usage), Some(s)) => {
@@ -544,6 +545,66 @@ pub(crate) fn simulation(s: &Simulation, n: Numbers<'_>) -> Checked {
     if let Some([alpha, beta]) = &s.baumgarte {
         n.rule(alpha, format_args!("baumgarte.alpha"), Rule::NonNegative)?;
         n.rule(beta, format_args!("baumgarte.beta"), Rule::NonNegative)?;
+    }
+    Ok(())
+}
+
+/// An `expression` joint's residuals: at least one; each parses, names only measures
+/// ([`crate::joint::MEASURES`]), parameters and `t`, and uses a measure (else it
+/// constrains nothing). Other types have none.
+fn residuals(j: &Joint, n: Numbers<'_>) -> Checked {
+    use crate::joint::MEASURES;
+    use crate::JointType;
+    if j.joint_type != JointType::Expression {
+        if !j.residuals.is_empty() {
+            return Err(Invalid::new(
+                "residuals",
+                format!("a {} joint has no 'residuals'", j.joint_type.name()),
+            ));
+        }
+        return Ok(());
+    }
+    if j.residuals.is_empty() {
+        return Err(Invalid::new(
+            "residuals",
+            "an expression joint needs at least one residual",
+        ));
+    }
+    for (k, text) in j.residuals.iter().enumerate() {
+        let at = format!("residuals[{k}]");
+        let parsed = tenon_expr::parse(text).map_err(|e| {
+            Invalid::new(
+                at.clone(),
+                format!(
+                    "{} (at character {} of \"{text}\")",
+                    e.message(),
+                    e.column()
+                ),
+            )
+        })?;
+        let mut measured = false;
+        for name in parsed.names() {
+            if MEASURES.contains(&name) {
+                measured = true;
+            } else if name != "t" && n.values.get(name).is_none() {
+                return Err(Invalid::new(
+                    at,
+                    format!(
+                        "unknown name '{name}' in \"{text}\" (measures: {}; or a parameter, or t)",
+                        MEASURES.join(", ")
+                    ),
+                ));
+            }
+        }
+        if !measured {
+            return Err(Invalid::new(
+                at,
+                format!(
+                    "\"{text}\" constrains nothing: it uses no measure of the joint's markers ({})",
+                    MEASURES.join(", ")
+                ),
+            ));
+        }
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use tenon_model::{
 };
 
 use crate::contact::{self, Profiles};
+use crate::custom;
 use crate::error::SystemError;
 use crate::frames::{marker_frame, quaternion_matrix, Frame, Lowering, Transform};
 use crate::joints::{self, AngleRequest, Fields, JointBuilder, Quantity};
@@ -372,7 +373,21 @@ impl System {
             for e in joints::branch_indicators(&mut b.graph, joint.joint_type, &fi, &fj) {
                 branches.push((key, e));
             }
-            for r in joints::equations(&mut b, joint.joint_type, &fi, &fj, &fields, profiles) {
+            let mut residuals =
+                joints::equations(&mut b, joint.joint_type, &fi, &fj, &fields, profiles);
+            if joint.joint_type == tenon_model::JointType::Expression {
+                let params = b.lowering_params.clone();
+                let unit = b.angle_unit;
+                residuals.extend(custom::residuals(
+                    &mut b,
+                    &joint.residuals,
+                    (&fi, &fj),
+                    &params,
+                    unit,
+                    &what,
+                )?);
+            }
+            for r in residuals {
                 equations.push(Equation {
                     residual: r.expr,
                     owner: Owner::Joint(key),

@@ -284,6 +284,8 @@ pub(crate) fn equations(
         // touch: their points coincide in marker j's plane and their tangents are
         // parallel there (3 equations, two unknowns: 1 degree of freedom removed).
         JointType::CurveContact => curve_contact(b, i, j, profiles),
+        // Built from the joint's own texts (module `custom`).
+        JointType::Expression => Vec::new(),
         // Distance of O_i from the line (O_j, z_j) = distance (1).
         JointType::PointLineDistance => {
             let g = b.graph();

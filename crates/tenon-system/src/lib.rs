@@ -20,6 +20,7 @@
 mod build;
 mod cluster;
 mod contact;
+mod custom;
 mod error;
 mod frames;
 mod joints;

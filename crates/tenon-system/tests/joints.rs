@@ -155,6 +155,16 @@ fn satisfying(t: JointType) -> (Isometry3<f64>, Vec<(Field, f64)>, Option<CamPro
             vec![],
             None,
         ),
+        // Marker i at (0.3, -0.2, 0.9) in j, turned 40 degrees about z_j and tilted 50
+        // about the turned x: what `EXPRESSION_RESIDUALS` hold.
+        JointType::Expression => (
+            iso(
+                [0.3, -0.2, 0.9],
+                twist(40f64.to_radians()) * rot([1.0, 0.0, 0.0], 50f64.to_radians()),
+            ),
+            vec![],
+            None,
+        ),
         // Circle of radius 0.8 on j touching, at s_j = pi/4, a circle of radius 0.5
         // through 8 points on i at its point 5 (s_i = 5 pi / 4): the centres are 1.3
         // apart along 45 degrees. Both contact points are samples of the start search.
@@ -170,6 +180,15 @@ fn satisfying(t: JointType) -> (Isometry3<f64>, Vec<(Field, f64)>, Option<CamPro
         }
     }
 }
+
+/// An expression joint's residuals (degrees): every measure, five independent rows.
+const EXPRESSION_RESIDUALS: [&str; 5] = [
+    "dx - 0.3",
+    "2 * (dy + 0.2)",
+    "distance^2 - 0.94 + 0 * dz",
+    "angle - 40",
+    "tilt / 50 - 1",
+];
 
 /// The profile on marker i (curve contact only): 8 points on a circle of radius 0.5.
 fn profile_i(t: JointType) -> Option<CamProfile> {
@@ -227,6 +246,11 @@ fn two_parts(t: JointType, p: &Poses, relative: &Isometry3<f64>) -> Assembly {
         limits: Limits::default(),
         rate: Default::default(),
         extra: None,
+        residuals: if t == JointType::Expression {
+            EXPRESSION_RESIDUALS.iter().map(|r| r.to_string()).collect()
+        } else {
+            Vec::new()
+        },
     })
     .unwrap();
     a
@@ -251,9 +275,13 @@ fn check(t: JointType, p: &Poses) {
     let (r, jac) = system.tangent_jacobian(&compiled, &state, &params).unwrap();
     let equations = r.len();
     let extra = system.extra_unknowns().len();
+    let removed = match t {
+        JointType::Expression => EXPRESSION_RESIDUALS.len(),
+        t => t.dof_removed(),
+    };
     assert_eq!(
         equations - extra,
-        t.dof_removed(),
+        removed,
         "{t:?}: equations minus extra unknowns = degrees of freedom removed"
     );
     let max_r = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));

@@ -33,6 +33,7 @@ fn joint(id: &str, t: JointType, i: MarkerRef, j: MarkerRef, fields: &[(Field, f
         limits: Limits::default(),
         rate: Default::default(),
         extra: None,
+        residuals: Vec::new(),
     }
 }
 

@@ -60,6 +60,7 @@
 //!     id: "d".into(), joint_type: tenon::JointType::Distance, i: end(slide), j: end(ground),
 //!     suppressed: false, fields: vec![], profile: None, profile_i: None,
 //!     limits: Default::default(), rate: Default::default(), extra: None,
+//!     residuals: vec![],
 //! };
 //! let err = m.add_joint(joint).unwrap_err();
 //! assert_eq!(err.to_string(), "<input>: joint 'd': a distance joint needs 'distance'");

@@ -118,6 +118,7 @@ fn edits_on_a_live_mechanism_match_the_same_edits_made_in_the_file() {
         limits: Limits::default(),
         rate: Default::default(),
         extra: None,
+        residuals: Vec::new(),
     })
     .unwrap();
     same_as_fresh(&mut m, &file, "part and joint added");
@@ -229,6 +230,7 @@ fn link(tip: Scalar) -> Assembly {
         limits: Limits::default(),
         rate: Default::default(),
         extra: None,
+        residuals: Vec::new(),
     })
     .unwrap();
     a

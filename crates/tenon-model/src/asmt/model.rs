@@ -511,6 +511,7 @@ impl<'a> Reader<'_, 'a> {
             limits: Limits::default(),
             rate: Default::default(),
             extra: None,
+            residuals: Vec::new(),
         };
         let mut extra = serde_json::Map::new();
         if joint_type == JointType::CurveContact {

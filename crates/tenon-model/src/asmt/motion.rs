@@ -287,6 +287,7 @@ impl<'a> Reader<'_, 'a> {
             extra: Some(Extra::from_value(
                 &json!({ "asmt": { "GeneralMotion": self.raw_block(m) } }),
             )),
+            residuals: Vec::new(),
         };
         assembly
             .add_joint(joint)

@@ -540,6 +540,24 @@ fn read_joint(v: &Value, path: &str, assembly: &Assembly) -> Result<Joint> {
         Some(v) => read_rate(v, &o.at("rate"))?,
         None => JointRate::default(),
     };
+    let residuals = match o.get("residuals") {
+        Some(v) => {
+            let at = o.at("residuals");
+            array(v, &at)?
+                .iter()
+                .enumerate()
+                .map(|(k, r)| {
+                    r.as_str().map(str::to_string).ok_or_else(|| {
+                        ModelError::at_path(
+                            format!("{at}[{k}]"),
+                            format!("expected an expression string, found {}", describe(r)),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<String>>>()?
+        }
+        None => Vec::new(),
+    };
     let extra = o.extra();
     o.finish()?;
     Ok(Joint {
@@ -554,6 +572,7 @@ fn read_joint(v: &Value, path: &str, assembly: &Assembly) -> Result<Joint> {
         limits,
         rate,
         extra,
+        residuals,
     })
 }
 

@@ -298,6 +298,10 @@ fn joint(assembly: &Assembly, j: &Joint) -> Value {
             map.insert(key.into(), profile_value(p));
         }
     }
+    if !j.residuals.is_empty() {
+        let residuals = j.residuals.iter().cloned().map(Value::String).collect();
+        map.insert("residuals".into(), Value::Array(residuals));
+    }
     let mut limits = Map::new();
     let range = |r: &crate::joint::Range| {
         Value::Array(

@@ -1,0 +1,166 @@
+//! `expression` joints (custom residuals over measures of marker i relative to marker
+//! j): each measure written as an expression solves, counts and diagnoses like the
+//! built-in joint it restates; bad residuals are refused with the joint and the place.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use tenon::{Mechanism, Status};
+
+/// Ground and one arm placed off its solved pose; `joints` between them (ground markers
+/// `o` at the origin, `p` at (80, 0, 0), `x` turned 90 degrees about y; arm markers `o`
+/// at its origin, `q` at (0, 50, 0)).
+fn assembly(joints: &str) -> String {
+    format!(
+        r#"{{ "format": "tenon-assembly", "version": 1,
+      "parts": [
+        {{ "id": "ground", "grounded": true, "markers": {{
+            "o": {{}}, "p": {{ "position": [80, 0, 0] }},
+            "x": {{ "rotation": {{ "axis": [0, 1, 0], "angle": 90 }} }} }} }},
+        {{ "id": "arm", "placement": {{ "position": [3, -2, 4],
+            "rotation": {{ "axis": [0.2, 0.3, 1], "angle": 20 }} }},
+          "markers": {{ "o": {{}}, "q": {{ "position": [0, 50, 0] }},
+            "x": {{ "rotation": {{ "axis": [0, 1, 0], "angle": 90 }} }} }} }} ],
+      "joints": [ {joints} ] }}"#
+    )
+}
+
+/// Solves and diagnoses; returns the arm's pose, DOF and status.
+fn solved(text: &str) -> ([f64; 3], [f64; 4], Option<usize>, Status, usize) {
+    let mut m = Mechanism::from_json(text, None).unwrap();
+    let report = m.solve().unwrap();
+    assert!(report.converged, "{text}");
+    let d = m.diagnose().unwrap();
+    let c = &d.clusters[0];
+    let pose = m.placement("arm").unwrap();
+    let mut q = pose.quaternion;
+    if q[0] < 0.0 {
+        q = q.map(|x| -x);
+    }
+    (pose.position, q, d.dof(), c.status, c.redundant.len())
+}
+
+fn same(built_in: &str, expression: &str) {
+    let (pa, qa, dof_a, status_a, red_a) = solved(&assembly(built_in));
+    let (pb, qb, dof_b, status_b, red_b) = solved(&assembly(expression));
+    for k in 0..3 {
+        assert!(
+            (pa[k] - pb[k]).abs() < 1e-9,
+            "{expression}: position {pa:?} vs {pb:?}"
+        );
+    }
+    for k in 0..4 {
+        assert!(
+            (qa[k] - qb[k]).abs() < 1e-12,
+            "{expression}: rotation {qa:?} vs {qb:?}"
+        );
+    }
+    assert_eq!(dof_a, dof_b, "{expression}: DOF");
+    assert_eq!(status_a, status_b, "{expression}: status");
+    assert_eq!(red_a, red_b, "{expression}: redundant sets");
+}
+
+const PIN: &str = r#"{ "id": "pin", "type": "revolute", "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
+
+#[test]
+fn distance_as_an_expression() {
+    let built_in = r#"{ "id": "d", "type": "distance", "distance": 70, "i": { "part": "arm", "marker": "q" }, "j": { "part": "ground", "marker": "p" } }"#;
+    let custom = r#"{ "id": "d", "type": "expression", "residuals": ["distance - 70"], "i": { "part": "arm", "marker": "q" }, "j": { "part": "ground", "marker": "p" } }"#;
+    same(&format!("{PIN}, {built_in}"), &format!("{PIN}, {custom}"));
+}
+
+#[test]
+fn dx_dy_dz_as_a_ball() {
+    let keep = r#"{ "id": "keep", "type": "no_rotation", "i": { "part": "arm", "marker": "q" }, "j": { "part": "ground", "marker": "p" } }"#;
+    let built_in = r#"{ "id": "b", "type": "ball", "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
+    let custom = r#"{ "id": "b", "type": "expression", "residuals": ["dx", "dy", "dz"], "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
+    same(&format!("{built_in}, {keep}"), &format!("{custom}, {keep}"));
+}
+
+#[test]
+fn dz_as_a_point_in_plane() {
+    let slide = r#"{ "id": "s", "type": "slider", "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
+    let built_in = r#"{ "id": "z", "type": "point_in_plane", "offset": 5, "i": { "part": "arm", "marker": "q" }, "j": { "part": "ground", "marker": "p" } }"#;
+    let custom = r#"{ "id": "z", "type": "expression", "residuals": ["dz - 5"], "i": { "part": "arm", "marker": "q" }, "j": { "part": "ground", "marker": "p" } }"#;
+    same(
+        &format!("{slide}, {built_in}"),
+        &format!("{slide}, {custom}"),
+    );
+}
+
+#[test]
+fn angle_as_a_driving_angle() {
+    let driven = r#"{ "id": "pin", "type": "revolute", "angle": 30, "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
+    let custom = r#"{ "id": "a", "type": "expression", "residuals": ["angle - 30"], "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
+    same(driven, &format!("{PIN}, {custom}"));
+}
+
+#[test]
+fn tilt_as_an_angle_joint() {
+    // The arm turns about ground x; the tilt of its z from ground z is the turn.
+    let hinge = r#"{ "id": "h", "type": "revolute", "i": { "part": "arm", "marker": "x" }, "j": { "part": "ground", "marker": "x" } }"#;
+    let built_in = r#"{ "id": "t", "type": "angle", "angle": 35, "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
+    let custom = r#"{ "id": "t", "type": "expression", "residuals": ["tilt - 35"], "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
+    same(
+        &format!("{hinge}, {built_in}"),
+        &format!("{hinge}, {custom}"),
+    );
+}
+
+/// A distance tied to an angle by ratios (the seed's coupled constraint): both hold at
+/// the answer, and the joint removes one DOF.
+#[test]
+fn a_coupled_distance_and_angle() {
+    let slide = r#"{ "id": "s", "type": "cylindrical", "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
+    let custom = r#"{ "id": "c", "type": "expression", "residuals": ["1.0 * (dz - 10) + 0.5 * (angle - 20)"], "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
+    let mut m = Mechanism::from_json(&assembly(&format!("{slide}, {custom}")), None).unwrap();
+    assert!(m.solve().unwrap().converged);
+    assert_eq!(m.diagnose().unwrap().dof(), Some(1));
+    let pose = m.placement("arm").unwrap();
+    let [w, _, _, z] = pose.quaternion;
+    let angle = (2.0 * z.atan2(w)).to_degrees();
+    let dz = pose.position[2];
+    assert!(
+        (1.0 * (dz - 10.0) + 0.5 * (angle - 20.0)).abs() < 1e-8,
+        "dz {dz}, angle {angle}"
+    );
+}
+
+#[test]
+fn bad_residuals_are_refused_with_the_joint_and_the_place() {
+    let cases = [
+        (r#""residuals": ["distance - "]"#, "joints[0].residuals[0]"),
+        (r#""residuals": ["2 * width - 1"]"#, "unknown name 'width'"),
+        (r#""residuals": ["t - 1"]"#, "constrains nothing"),
+        (r#""residuals": []"#, "at least one residual"),
+        (r#""residuals": [3]"#, "expected an expression string"),
+    ];
+    for (residuals, expected) in cases {
+        let joint = format!(
+            r#"{{ "id": "c", "type": "expression", {residuals}, "i": {{ "part": "arm", "marker": "o" }}, "j": {{ "part": "ground", "marker": "o" }} }}"#
+        );
+        let err = Mechanism::from_json(&assembly(&joint), Some("custom.json"))
+            .err()
+            .unwrap_or_else(|| panic!("{residuals}: accepted"))
+            .to_string();
+        assert!(err.contains(expected), "{residuals}: {err}");
+        assert!(err.contains("custom.json"), "{residuals}: {err}");
+    }
+    let not_custom = r#"{ "id": "r", "type": "revolute", "residuals": ["dx"], "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
+    let err = Mechanism::from_json(&assembly(not_custom), None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("has no 'residuals'"), "{err}");
+}
+
+/// Written and read again, an expression joint keeps its residuals.
+#[test]
+fn residuals_round_trip() {
+    let custom = r#"{ "id": "c", "type": "expression", "residuals": ["distance - 70", "angle - 2 * t"], "i": { "part": "arm", "marker": "q" }, "j": { "part": "ground", "marker": "p" } }"#;
+    let a = tenon::read_json(&assembly(custom), None).unwrap();
+    let text = tenon::write_json(&a);
+    assert!(text.contains(r#""residuals""#), "{text}");
+    let b = tenon::read_json(&text, None).unwrap();
+    let (_, j) = b.joints().next().unwrap();
+    assert_eq!(j.residuals, ["distance - 70", "angle - 2 * t"]);
+    assert_eq!(j.dof_removed(), 2);
+}
