@@ -323,8 +323,6 @@ impl ExprGraph {
         form: Form,
     ) -> Result<Vec<Instance>, ExprError> {
         let jacobian = columns.len > 0;
-        // Shapes first, then templates only for shapes met more than once here or made
-        // before: a shape met once compiles faster directly than as a template.
         let mut shaped: Vec<(usize, ShapeKey, Leaves)> = Vec::new();
         let mut start = 0;
         while start < outputs.len() {
@@ -338,20 +336,8 @@ impl ExprGraph {
             }
             start = end;
         }
-        let mut seen: FxHashMap<&ShapeKey, u32> = FxHashMap::default();
-        for (_, key, _) in &shaped {
-            *seen.entry(key).or_insert(0) += 1;
-        }
-        let repeated: Vec<bool> = shaped
-            .iter()
-            .map(|(_, key, _)| seen.get(key).is_some_and(|&n| n > 1) || self.has_template(key))
-            .collect();
-        drop(seen);
         let mut instances = Vec::new();
-        for ((first_row, key, leaves), repeated) in shaped.into_iter().zip(repeated) {
-            if !repeated {
-                continue;
-            }
+        for (first_row, key, leaves) in shaped {
             let template = self.template_for(key, &leaves)?;
             let leaf_column: Vec<u32> = leaves
                 .vars

@@ -12,7 +12,8 @@
 //! constants of the shape (they come from the formulas: `2`, `-1`, `0.5`); other
 //! constants become leaves, so joints whose markers sit at different offsets share one
 //! shape. Each distinct shape is compiled once, in a small graph of its own, into a
-//! [`Template`]: its symbolic Jacobian with respect to its unknowns, and its two
+//! [`Template`] (kept in the graph and in a process-wide cache, so a rebuilt assembly
+//! finds its shapes compiled): its symbolic Jacobian with respect to its unknowns, and its two
 //! instruction streams. Each group is then an *instance*: the template's instructions
 //! copied with loads redirected to the group's own unknowns, parameters and constants
 //! and stores to its rows' output cells.
@@ -26,6 +27,8 @@
 //! are loaded where the direct compile may have folded products of constants made while
 //! differentiating (the same value to rounding). Groups holding spline nodes are not
 //! shaped (their tables are operands outside the node) and are compiled directly.
+
+use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHashMap;
 
@@ -92,17 +95,34 @@ pub(crate) struct ShapeScratch {
     stamp: u32,
 }
 
-/// Templates made so far in a graph, by shape.
+/// Templates a graph uses, by shape (each also in the process-wide [`SHARED`] cache
+/// while it has room).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Templates {
     index: FxHashMap<ShapeKey, u32>,
-    list: Vec<Template>,
+    list: Vec<Arc<Template>>,
 }
 
 impl Templates {
     pub(crate) fn get(&self, k: u32) -> Option<&Template> {
-        self.list.get(k as usize)
+        self.list.get(k as usize).map(|t| &**t)
     }
+}
+
+/// Most templates the process-wide cache keeps (a template is a few kilobytes; shapes
+/// come from joint types and how their markers are laid out, so real assemblies have
+/// tens of them).
+const SHARED_TEMPLATES: usize = 2048;
+
+/// Templates shared by every graph of the process: a CAD host rebuilds its assembly at
+/// every edit, and the rebuilt joints have the shapes of the last build. A template is
+/// a function of its shape alone, so whether it came from here or was compiled afresh,
+/// the tape is the same.
+static SHARED: std::sync::OnceLock<Mutex<FxHashMap<ShapeKey, Arc<Template>>>> =
+    std::sync::OnceLock::new();
+
+fn shared() -> &'static Mutex<FxHashMap<ShapeKey, Arc<Template>>> {
+    SHARED.get_or_init(|| Mutex::new(FxHashMap::default()))
 }
 
 impl ExprGraph {
@@ -206,12 +226,8 @@ impl ExprGraph {
         Some((nodes, key_roots, leaves))
     }
 
-    /// Whether a template of this shape was made in this graph.
-    pub(crate) fn has_template(&self, key: &ShapeKey) -> bool {
-        self.templates.index.contains_key(key)
-    }
-
-    /// The template of `key` (whose leaves are `leaves`), compiled now if it is new.
+    /// The template of `key` (whose leaves are `leaves`): this graph's, the process's,
+    /// or compiled now.
     pub(crate) fn template_for(
         &mut self,
         key: ShapeKey,
@@ -220,7 +236,24 @@ impl ExprGraph {
         if let Some(&k) = self.templates.index.get(&key) {
             return Ok(k);
         }
-        let template = compile_template(&key, leaves)?;
+        // A poisoned lock only means another thread panicked while holding it; the map
+        // itself is whole (entries are inserted whole), so it is used as it is.
+        let cached = shared()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned();
+        let template = match cached {
+            Some(t) => t,
+            None => {
+                let t = Arc::new(compile_template(&key, leaves)?);
+                let mut map = shared().lock().unwrap_or_else(|e| e.into_inner());
+                if map.len() < SHARED_TEMPLATES {
+                    map.insert(key.clone(), Arc::clone(&t));
+                }
+                t
+            }
+        };
         let k = self.templates.list.len() as u32;
         self.templates.list.push(template);
         self.templates.index.insert(key, k);

@@ -151,6 +151,12 @@ pub fn solve_json(assembly: &Assembly, report: &Report, diagnosis: Option<&Diagn
                 cluster["redundant"] = json!(names(&d.redundant));
                 cluster["conflicting"] = json!(conflicting);
                 cluster["disagreements"] = disagreements_json(assembly, &d.disagreements);
+                cluster["condition"] = json!(d.conditioning.as_ref().map(|c| c.estimate));
+                cluster["nearly_dependent"] = json!(d
+                    .conditioning
+                    .as_ref()
+                    .map(|c| names(&c.nearly_dependent))
+                    .unwrap_or_default());
             }
             cluster
         })

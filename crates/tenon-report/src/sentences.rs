@@ -16,6 +16,8 @@ pub enum SentenceKind {
     Conflict,
     /// A repeated joint disagreeing within the geometric tolerance.
     Disagreement,
+    /// Joints whose equations nearly repeat one another (ill-conditioned).
+    IllConditioned,
     /// Free motions were not listed (the cluster is too large to analyse).
     MotionsNotListed,
     /// A free motion of a part.
@@ -30,6 +32,7 @@ impl SentenceKind {
             SentenceKind::Redundant => "redundant joints",
             SentenceKind::Conflict => "conflicts",
             SentenceKind::Disagreement => "disagreements",
+            SentenceKind::IllConditioned => "conditioning warnings",
             SentenceKind::MotionsNotListed => "notes",
             SentenceKind::FreeMotion => "free motions",
         }
@@ -160,6 +163,22 @@ pub fn cluster_sentences(assembly: &Assembly, c: &ClusterDiagnosis) -> Vec<Sente
                 Vec::new(),
             );
         }
+    }
+    if let Some(cond) = c
+        .conditioning
+        .as_ref()
+        .filter(|c| !c.nearly_dependent.is_empty())
+    {
+        say(
+            SentenceKind::IllConditioned,
+            format!(
+                "ill-conditioned (estimate {:.1e}): the equations of {} nearly repeat one another; a small change can make them redundant or conflicting",
+                cond.estimate,
+                names(assembly, &cond.nearly_dependent)
+            ),
+            cond.nearly_dependent.clone(),
+            Vec::new(),
+        );
     }
     if c.free_motions.is_empty() && c.dof.is_some_and(|d| d > 0) {
         say(

@@ -109,8 +109,9 @@ impl Default for SolveOptions {
 
 pub use blocks::MIN_STAGE_COLUMNS;
 pub use diagnose::{
-    diagnose, ClusterDiagnosis, Conflict, Diagnosis, FreeMotion, Motion, Status, Structure,
-    CONSISTENT, DEPENDENT_ROW, DIAGNOSE_COLUMNS, MEASURED_CONFLICTS, WINDOW_COLUMNS,
+    diagnose, ClusterDiagnosis, Conditioning, Conflict, Diagnosis, FreeMotion, Motion, Status,
+    Structure, CONDITION_WARNING, CONSISTENT, DEPENDENT_ROW, DIAGNOSE_COLUMNS, MEASURED_CONFLICTS,
+    WINDOW_COLUMNS,
 };
 pub use kinematics::{
     run_rows, undriven_freedoms, EventKind, KinematicEvent, KinematicFrame, KinematicRun,

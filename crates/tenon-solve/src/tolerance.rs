@@ -36,6 +36,13 @@ pub const RELATIVE_TOLERANCE: f64 = 1e-13;
 /// conflict's size is not blurred by the others' leeway.
 pub const MEASURE_FACTOR: f64 = 1e-3;
 
+/// A cluster whose condition estimate (see `Conditioning`) exceeds this is reported as
+/// ill-conditioned, naming the joints whose rows nearly repeat one another: a row that
+/// adds less than 1e-5 of its length to the rows before it still counts (it is
+/// independent down to [`DEPENDENT_ROW`]), but a change of that size in the model or in
+/// rounding can make it a repetition or a conflict.
+pub const CONDITION_WARNING: f64 = 1e5;
+
 /// A row adding less than this fraction of its own length is dependent (the
 /// diagnosis's and the solve's sparse rank).
 pub const DEPENDENT_ROW: f64 = 1e-8;

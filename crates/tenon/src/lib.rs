@@ -99,7 +99,7 @@ pub use tenon_model::{
 };
 // The solver's options and diagnosis types.
 pub use tenon_solve::{
-    ClusterDiagnosis, Conflict, Diagnosis, FreeMotion, LimitReport, LimitSide, Motion,
-    SolveOptions, SolveOrder, Status, Structure, Tolerances, DIAGNOSE_COLUMNS, RANK_COLUMNS,
-    RELATIVE_TOLERANCE, TOLERANCE,
+    ClusterDiagnosis, Conditioning, Conflict, Diagnosis, FreeMotion, LimitReport, LimitSide,
+    Motion, SolveOptions, SolveOrder, Status, Structure, Tolerances, CONDITION_WARNING,
+    DIAGNOSE_COLUMNS, RANK_COLUMNS, RELATIVE_TOLERANCE, TOLERANCE,
 };

@@ -164,3 +164,66 @@ fn residuals_round_trip() {
     assert_eq!(j.residuals, ["distance - 70", "angle - 2 * t"]);
     assert_eq!(j.dof_removed(), 2);
 }
+
+/// The seed's coupled constraint twice, with ratios (1, 0) and (1 + 1e-8, 1e-6): the two
+/// rows nearly repeat each other. Both still count (the rank is 2, one DOF of the body's
+/// three in its plane is left, nothing redundant), and the report warns that the two
+/// joints are nearly dependent; one coupled constraint alone gives no warning.
+#[test]
+fn near_duplicate_couplings_are_reported_ill_conditioned() {
+    let d0 = (0.65f64 * 0.65 + 0.25 * 0.25).sqrt();
+    let file = |joints: &str| {
+        format!(
+            r#"{{ "format": "tenon-assembly", "version": 1,
+          "units": {{ "length": "m", "angle": "rad" }},
+          "parts": [
+            {{ "id": "ground", "grounded": true, "markers": {{ "anchor": {{ "position": [-0.2, 0.1, 0] }} }} }},
+            {{ "id": "body", "placement": {{ "position": [0.45, 0.35, 0], "rotation": {{ "axis": [0, 0, 1], "angle": 0.4 }} }},
+              "markers": {{ "c": {{}} }} }} ],
+          "joints": [
+            {{ "id": "plane", "type": "planar", "i": {{ "part": "body", "marker": "c" }}, "j": {{ "part": "ground", "marker": "anchor" }} }}
+            {joints} ] }}"#
+        )
+    };
+    let coupled = |id: &str, rd: &str, ra: &str| {
+        format!(
+            r#", {{ "id": "{id}", "type": "expression", "residuals": ["{rd} * (distance - {d0}) + {ra} * (angle - 0.4)"],
+                 "i": {{ "part": "body", "marker": "c" }}, "j": {{ "part": "ground", "marker": "anchor" }} }}"#
+        )
+    };
+    let both = file(&format!(
+        "{}{}",
+        coupled("c1", "1.0", "0"),
+        coupled("c2", "(1 + 1e-8)", "1e-6")
+    ));
+    let mut m = Mechanism::from_json(&both, None).unwrap();
+    assert!(m.solve().unwrap().converged);
+    let d = m.diagnose().unwrap();
+    let c = &d.clusters[0];
+    assert_eq!(c.dof, Some(1), "rank 2 of the three planar freedoms");
+    assert!(c.redundant.is_empty());
+    let cond = c.conditioning.as_ref().unwrap();
+    eprintln!(
+        "near-duplicate couplings: condition estimate {:.3e}",
+        cond.estimate
+    );
+    assert!(
+        cond.estimate > 1e5 && cond.estimate < 1e8,
+        "{}",
+        cond.estimate
+    );
+    let named: Vec<&str> = cond
+        .nearly_dependent
+        .iter()
+        .map(|&j| m.joint_id(j).unwrap())
+        .collect();
+    assert_eq!(named, ["c1", "c2"]);
+    // One coupling alone is well conditioned.
+    let one = file(&coupled("c1", "1.0", "0.5"));
+    let mut m = Mechanism::from_json(&one, None).unwrap();
+    let d = m.diagnose().unwrap();
+    let cond = d.clusters[0].conditioning.as_ref().unwrap();
+    eprintln!("one coupling: condition estimate {:.3e}", cond.estimate);
+    assert!(cond.estimate < 1e3, "{}", cond.estimate);
+    assert!(cond.nearly_dependent.is_empty());
+}

@@ -64,7 +64,7 @@ use crate::{
     Tolerances,
 };
 
-pub use crate::tolerance::{CONSISTENT, DEPENDENT_ROW};
+pub use crate::tolerance::{CONDITION_WARNING, CONSISTENT, DEPENDENT_ROW};
 /// Default of [`SolveOptions::diagnose_columns`]: clusters with more tangent columns than
 /// this are analysed sparse (rank and dependent rows only; see [`crate::diagnose`]).
 pub const DIAGNOSE_COLUMNS: usize = 1200;
@@ -105,6 +105,21 @@ impl Status {
             Status::NotAnalysed => "not_analysed",
         }
     }
+}
+
+/// How near a cluster's independent rows are to depending on one another: the dense
+/// analysis takes the rows in order and measures what share of its length each adds to
+/// the rows before it (column-weighted, as the rank); the estimate is one over the
+/// smallest share, a lower bound of the condition number of the rows with unit lengths.
+/// Rows of unrelated joints have shares near 1; a share of 1e-6 means the row repeats
+/// the others but for a millionth of its length.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conditioning {
+    /// One over the smallest share (1 for orthogonal rows).
+    pub estimate: f64,
+    /// Above [`CONDITION_WARNING`]: the joints of the weakest row and of the rows it
+    /// nearly repeats, in file order; empty otherwise.
+    pub nearly_dependent: Vec<JointKey>,
 }
 
 /// Joints that cannot hold together: drop any one and the rest can (to first order).
@@ -189,6 +204,9 @@ pub struct ClusterDiagnosis {
     pub free_motions: Vec<FreeMotion>,
     /// What the structure alone proves.
     pub structure: Structure,
+    /// The condition estimate (dense analysis only: `None` for clusters diagnosed sparse
+    /// and for clusters with no rows).
+    pub conditioning: Option<Conditioning>,
 }
 
 /// The diagnosis of an assembly, cluster by cluster (as in the solve report).
@@ -368,6 +386,7 @@ pub fn diagnose(
             disagreements: Vec::new(),
             free_motions: Vec::new(),
             structure,
+            conditioning: None,
         };
         if cols.len() > options.diagnose_columns {
             let sparse = sparse::SparseCluster {
@@ -387,6 +406,21 @@ pub fn diagnose(
         }
         let analysis = rows::analyse_rows(&a, &residuals);
         let dof = cols.len() - analysis.independent.len();
+        let conditioning = analysis.weakest.as_ref().map(|w| {
+            let estimate = 1.0 / w.share;
+            let nearly_dependent = match cx.joint_of_row(w.row) {
+                Some(joint) if estimate > CONDITION_WARNING => {
+                    rows::combination_joints(&w.coefficients, joint, &joint_order, |i| {
+                        cx.joint_of_row(i)
+                    })
+                }
+                _ => Vec::new(),
+            };
+            Conditioning {
+                estimate,
+                nearly_dependent,
+            }
+        });
         // Dependent rows back to joints.
         let dependents = analysis.dependent.iter().map(|d| (d.row, d.gap));
         let coefficients: FxHashMap<usize, &[(usize, f64)]> = analysis
@@ -418,6 +452,7 @@ pub fn diagnose(
             conflicts: settled.conflicts,
             disagreements: settled.disagreements,
             free_motions,
+            conditioning,
             ..base
         });
     }

@@ -38,9 +38,20 @@ pub(super) struct Dependent {
     pub(super) gap: f64,
 }
 
+/// The independent row nearest to depending on the rows before it: its index, the share
+/// of its length those rows leave (`DEPENDENT_ROW` < share <= 1), and its coefficients on
+/// them `(row, c)` (the combination it nearly repeats).
+pub(super) struct Weakest {
+    pub(super) row: usize,
+    pub(super) share: f64,
+    pub(super) coefficients: Vec<(usize, f64)>,
+}
+
 pub(super) struct RowAnalysis {
     /// Independent rows, in the order taken.
     pub(super) independent: Vec<usize>,
+    /// The weakest independent row (none without rows).
+    pub(super) weakest: Option<Weakest>,
     pub(super) dependent: Vec<Dependent>,
     /// Orthonormal basis of the row space (one vector per independent row).
     pub(super) basis: Vec<DVector<f64>>,
@@ -53,6 +64,8 @@ pub(super) fn analyse_rows(a: &DMatrix<f64>, residuals: &[f64]) -> RowAnalysis {
     let mut r: Vec<Vec<f64>> = Vec::new();
     let mut independent = Vec::new();
     let mut dependent = Vec::new();
+    // The weakest independent row so far: (row, share, its projections on the basis).
+    let mut weakest: Option<(usize, f64, Vec<f64>)> = None;
     for i in 0..a.nrows() {
         let row: DVector<f64> = a.row(i).transpose();
         let norm = row.norm();
@@ -67,22 +80,17 @@ pub(super) fn analyse_rows(a: &DMatrix<f64>, residuals: &[f64]) -> RowAnalysis {
         }
         let rest = v.norm();
         if norm > 0.0 && rest > DEPENDENT_ROW * norm {
+            let share = rest / norm;
+            if weakest.as_ref().is_none_or(|w| share < w.1) {
+                weakest = Some((independent.len(), share, beta.clone()));
+            }
             beta.push(rest);
             r.push(beta);
             basis.push(v / rest);
             independent.push(i);
             continue;
         }
-        // a_i = beta^T Q = c^T R Q: solve R^T c = beta (R lower triangular).
-        let k = independent.len();
-        let mut c = vec![0.0; k];
-        for m in (0..k).rev() {
-            let mut s = beta[m];
-            for (n, cn) in c.iter().enumerate().skip(m + 1) {
-                s -= r[n][m] * cn;
-            }
-            c[m] = s / r[m][m];
-        }
+        let c = combination(&r, &beta);
         let combined: f64 = c
             .iter()
             .zip(&independent)
@@ -94,9 +102,36 @@ pub(super) fn analyse_rows(a: &DMatrix<f64>, residuals: &[f64]) -> RowAnalysis {
             coefficients: independent.iter().copied().zip(c).collect(),
         });
     }
+    // The weakest row's combination of the independent rows before it.
+    let weakest = weakest.map(|(k, share, beta)| Weakest {
+        row: independent[k],
+        share,
+        coefficients: independent
+            .iter()
+            .copied()
+            .zip(combination(&r[..k], &beta))
+            .collect(),
+    });
     RowAnalysis {
         independent,
+        weakest,
         dependent,
         basis,
     }
+}
+
+/// The coefficients `c` on the first `r.len()` independent rows of a row whose
+/// projections on their basis are `beta`: `a_i = beta^T Q = c^T R Q`, so `R^T c = beta`
+/// (`R` lower triangular, row `k` of it `r[k]`).
+fn combination(r: &[Vec<f64>], beta: &[f64]) -> Vec<f64> {
+    let k = r.len();
+    let mut c = vec![0.0; k];
+    for m in (0..k).rev() {
+        let mut s = beta[m];
+        for (n, cn) in c.iter().enumerate().skip(m + 1) {
+            s -= r[n][m] * cn;
+        }
+        c[m] = s / r[m][m];
+    }
+    c
 }
