@@ -279,6 +279,17 @@ impl ExprGraph {
         if let Some(v) = needed.foreign {
             return Err(ExprError::NotAColumn(v));
         }
+        // Sized once: the streams of a large cluster are tens of megabytes, and growing
+        // them by doubling copied them into fresh memory again and again.
+        let (mut more_residual, mut more_full) = (0, 0);
+        for inst in &instances {
+            if let Some(t) = self.templates.get(inst.template) {
+                more_residual += t.parts.residual.instrs.len();
+                more_full += t.parts.full.instrs.len();
+            }
+        }
+        residual.instrs.reserve_exact(more_residual);
+        full.instrs.reserve_exact(more_full);
         for inst in &instances {
             let Some(t) = self.templates.get(inst.template) else {
                 continue;
@@ -417,7 +428,6 @@ fn append_instance(
     consts: &mut ConstPool,
     needed: &mut Needed<'_>,
 ) {
-    stream.instrs.reserve(source.instrs.len());
     for &instr in &source.instrs {
         let mut instr = instr;
         if matches!(instr.op, Op::LoadVar | Op::LoadParam | Op::LoadConst) {
