@@ -8,9 +8,9 @@
 //! placement, a rotation, a mass, a marker reference, units, a motion, a spring, a load,
 //! the simulation) with the element it sits in and its path from there.
 
-use serde_json::Value;
-
-use super::value::{array, collect_nested, describe, key_path, resolved, Obj, Result, Strict};
+use super::value::{
+    array, collect_nested, describe, key_path, parse_strict, resolved, Json, Obj, Result,
+};
 use super::{FORMAT_NAME, FORMAT_VERSION};
 use crate::assembly::{
     Assembly, Coordinate, ExtraOwner, Forces, JointKey, Load, Mass, Method, Motion, NestedExtra,
@@ -72,7 +72,7 @@ fn owner_of((parts, joints): (&[PartKey], &[JointKey]), path: &str) -> (ExtraOwn
 /// One element's JSON text (a part, a joint: what a host adds to an assembly in code)
 /// read by `read`. Nested `extra` objects are refused: only whole documents
 /// keep them at their places, and none is dropped silently.
-fn read_element<T>(text: &str, read: impl FnOnce(&Value) -> Result<T>) -> Result<T> {
+fn read_element<T>(text: &str, read: impl FnOnce(&Json<'_>) -> Result<T>) -> Result<T> {
     let value = parse(text)?;
     let (element, nested) = collect_nested(|| read(&value));
     let element = element?;
@@ -99,25 +99,23 @@ pub(super) fn read_one_joint(text: &str, assembly: &Assembly) -> Result<Joint> {
 
 /// JSON text as a value (a key given twice is an error); a syntax error names the line
 /// and column.
-fn parse(text: &str) -> Result<Value> {
-    serde_json::from_str::<Strict>(text)
-        .map(|s| s.0)
-        .map_err(|e| {
-            let message = e.to_string();
-            // serde_json appends " at line L column C"; the place carries that.
-            let message = message
-                .split(" at line ")
-                .next()
-                .unwrap_or(&message)
-                .to_string();
-            ModelError::new(
-                Place::Line {
-                    line: e.line().max(1),
-                    column: Some(e.column().max(1)),
-                },
-                format!("not valid JSON: {message}"),
-            )
-        })
+fn parse(text: &str) -> Result<Json<'_>> {
+    parse_strict(text).map_err(|e| {
+        let message = e.to_string();
+        // serde_json appends " at line L column C"; the place carries that.
+        let message = message
+            .split(" at line ")
+            .next()
+            .unwrap_or(&message)
+            .to_string();
+        ModelError::new(
+            Place::Line {
+                line: e.line().max(1),
+                column: Some(e.column().max(1)),
+            },
+            format!("not valid JSON: {message}"),
+        )
+    })
 }
 
 fn read_document(text: &str) -> Result<Assembly> {
@@ -214,9 +212,9 @@ fn read_document(text: &str) -> Result<Assembly> {
     Ok(assembly)
 }
 
-fn read_units(v: &Value) -> Result<Units> {
+fn read_units(v: &Json<'_>) -> Result<Units> {
     let mut o = Obj::new(v, "units".into())?;
-    fn pick<T: Copy>(o: &mut Obj<'_>, key: &str, table: &[(&str, T)], default: T) -> Result<T> {
+    fn pick<T: Copy>(o: &mut Obj<'_, '_>, key: &str, table: &[(&str, T)], default: T) -> Result<T> {
         match o.opt_str(key)? {
             None => Ok(default),
             Some(name) => table
@@ -242,7 +240,7 @@ fn read_units(v: &Value) -> Result<Units> {
     Ok(units)
 }
 
-fn read_parameters(v: &Value) -> Result<Vec<Parameter>> {
+fn read_parameters(v: &Json<'_>) -> Result<Vec<Parameter>> {
     let map = v.as_object().ok_or_else(|| {
         ModelError::at_path(
             "parameters",
@@ -252,7 +250,7 @@ fn read_parameters(v: &Value) -> Result<Vec<Parameter>> {
     map.iter()
         .map(|(name, value)| {
             Ok(Parameter {
-                name: name.clone(),
+                name: name.to_string(),
                 value: scalar_syntax(&*resolved(value)?, &key_path("parameters", name))?,
             })
         })
@@ -260,17 +258,17 @@ fn read_parameters(v: &Value) -> Result<Vec<Parameter>> {
 }
 
 /// A NUMBER as written (syntax only: a number, or a string that parses).
-fn scalar_syntax(v: &Value, path: &str) -> Result<Scalar> {
+fn scalar_syntax(v: &Json<'_>, path: &str) -> Result<Scalar> {
     match v {
-        Value::Number(n) => n
+        Json::Number(n) => n
             .as_f64()
             .filter(|x| x.is_finite())
             .map(Scalar::Number)
             .ok_or_else(|| ModelError::at_path(path, "not a finite number")),
-        Value::String(s) => {
+        Json::String(s) => {
             tenon_expr::parse(s)
                 .map_err(|e| ModelError::at_path(path, format!("expression '{s}': {e}")))?;
-            Ok(Scalar::Expr(s.clone()))
+            Ok(Scalar::Expr(s.to_string()))
         }
         other => Err(ModelError::at_path(
             path,
@@ -282,7 +280,7 @@ fn scalar_syntax(v: &Value, path: &str) -> Result<Scalar> {
     }
 }
 
-fn vector<const N: usize>(v: &Value, path: &str) -> Result<[Scalar; N]> {
+fn vector<const N: usize>(v: &Json<'_>, path: &str) -> Result<[Scalar; N]> {
     let items = array(v, path)?;
     if items.len() != N {
         return Err(ModelError::at_path(
@@ -297,7 +295,7 @@ fn vector<const N: usize>(v: &Value, path: &str) -> Result<[Scalar; N]> {
     Ok(out)
 }
 
-fn read_placement(v: &Value, path: &str) -> Result<Placement> {
+fn read_placement(v: &Json<'_>, path: &str) -> Result<Placement> {
     let mut o = Obj::new(v, path.to_string())?;
     let placement = placement_fields(&mut o)?;
     o.finish()?;
@@ -305,7 +303,7 @@ fn read_placement(v: &Value, path: &str) -> Result<Placement> {
 }
 
 /// Reads `position` and `rotation` from an object (which may hold other keys).
-fn placement_fields(o: &mut Obj<'_>) -> Result<Placement> {
+fn placement_fields(o: &mut Obj<'_, '_>) -> Result<Placement> {
     let position = match o.get("position") {
         Some(v) => vector::<3>(v, &o.at("position"))?,
         None => Placement::default().position,
@@ -317,13 +315,13 @@ fn placement_fields(o: &mut Obj<'_>) -> Result<Placement> {
     Ok(Placement { position, rotation })
 }
 
-fn rotation(v: &Value, path: &str) -> Result<Rotation> {
+fn rotation(v: &Json<'_>, path: &str) -> Result<Rotation> {
     let mut o = Obj::new(v, path.to_string())?;
     let forms = ["quaternion", "axis", "matrix"];
     let given: Vec<&str> = forms
         .iter()
         .copied()
-        .filter(|k| o.map.contains_key(*k))
+        .filter(|k| o.map.contains_key(k))
         .collect();
     let rotation =
         match given.as_slice() {
@@ -365,7 +363,7 @@ fn rotation(v: &Value, path: &str) -> Result<Rotation> {
     Ok(rotation)
 }
 
-fn read_part(v: &Value, path: &str) -> Result<Part> {
+fn read_part(v: &Json<'_>, path: &str) -> Result<Part> {
     let mut o = Obj::new(v, path.to_string())?;
     let id = o.req_str("id")?.to_string();
     let grounded = o.opt_bool("grounded")?;
@@ -379,9 +377,12 @@ fn read_part(v: &Value, path: &str) -> Result<Part> {
         let map = m.as_object().ok_or_else(|| {
             ModelError::at_path(&mpath, format!("expected an object, found {}", describe(m)))
         })?;
-        for (name, mv) in map {
+        for (name, mv) in map.iter() {
             let mv = resolved(mv)?;
-            markers.push((name.clone(), read_placement(&mv, &key_path(&mpath, name))?));
+            markers.push((
+                name.to_string(),
+                read_placement(&mv, &key_path(&mpath, name))?,
+            ));
         }
     }
     let mass = match o.get("mass") {
@@ -405,7 +406,7 @@ fn read_part(v: &Value, path: &str) -> Result<Part> {
     })
 }
 
-fn read_velocity(v: &Value, path: &str) -> Result<PartVelocity> {
+fn read_velocity(v: &Json<'_>, path: &str) -> Result<PartVelocity> {
     let mut o = Obj::new(v, path.to_string())?;
     let zero = || std::array::from_fn(|_| Scalar::Number(0.0));
     let linear = match o.get("linear") {
@@ -420,7 +421,7 @@ fn read_velocity(v: &Value, path: &str) -> Result<PartVelocity> {
     Ok(PartVelocity { linear, angular })
 }
 
-fn read_mass(v: &Value, path: &str) -> Result<Mass> {
+fn read_mass(v: &Json<'_>, path: &str) -> Result<Mass> {
     let mut o = Obj::new(v, path.to_string())?;
     let mass = scalar_syntax(o.req("mass")?, &o.at("mass"))?;
     let center_of_mass = match o.get("center_of_mass") {
@@ -448,21 +449,21 @@ fn read_mass(v: &Value, path: &str) -> Result<Mass> {
     })
 }
 
-fn read_marker_ref(v: &Value, path: &str, assembly: &Assembly) -> Result<MarkerRef> {
+fn read_marker_ref(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<MarkerRef> {
     let mut o = Obj::new(v, path.to_string())?;
     let part_id = o.req_str("part")?;
     let part_key = assembly
         .part_by_id(part_id)
         .ok_or_else(|| ModelError::at_path(o.at("part"), format!("no part has id '{part_id}'")))?;
     let marker = match o.get("marker") {
-        Some(Value::String(name)) => {
+        Some(Json::String(name)) => {
             if o.map.contains_key("position") || o.map.contains_key("rotation") {
                 return Err(ModelError::at_path(
                     path,
                     "give either \"marker\" or an inline \"position\"/\"rotation\", not both",
                 ));
             }
-            MarkerSpec::Named(name.clone())
+            MarkerSpec::Named(name.to_string())
         }
         Some(other) => {
             return Err(ModelError::at_path(
@@ -479,7 +480,7 @@ fn read_marker_ref(v: &Value, path: &str, assembly: &Assembly) -> Result<MarkerR
     })
 }
 
-fn read_joint(v: &Value, path: &str, assembly: &Assembly) -> Result<Joint> {
+fn read_joint(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<Joint> {
     let mut o = Obj::new(v, path.to_string())?;
     let id = o.req_str("id")?.to_string();
     let type_name = o.req_str("type")?;
@@ -576,7 +577,7 @@ fn read_joint(v: &Value, path: &str, assembly: &Assembly) -> Result<Joint> {
     })
 }
 
-fn read_rate(v: &Value, path: &str) -> Result<JointRate> {
+fn read_rate(v: &Json<'_>, path: &str) -> Result<JointRate> {
     let mut o = Obj::new(v, path.to_string())?;
     let mut rate = JointRate::default();
     if let Some(v) = o.get("angle") {
@@ -589,7 +590,7 @@ fn read_rate(v: &Value, path: &str) -> Result<JointRate> {
     Ok(rate)
 }
 
-fn read_profile(v: &Value, path: &str) -> Result<CamProfile> {
+fn read_profile(v: &Json<'_>, path: &str) -> Result<CamProfile> {
     let mut o = Obj::new(v, path.to_string())?;
     let profile = if let Some(c) = o.get("circle") {
         let mut circle = Obj::new(c, o.at("circle"))?;
@@ -635,7 +636,7 @@ fn read_profile(v: &Value, path: &str) -> Result<CamProfile> {
     Ok(profile)
 }
 
-fn read_limits(v: &Value, path: &str) -> Result<Limits> {
+fn read_limits(v: &Json<'_>, path: &str) -> Result<Limits> {
     let mut o = Obj::new(v, path.to_string())?;
     let mut limits = Limits::default();
     for field in [Field::Angle, Field::Distance] {
@@ -667,7 +668,7 @@ fn read_limits(v: &Value, path: &str) -> Result<Limits> {
     Ok(limits)
 }
 
-fn read_motion(v: &Value, path: &str, assembly: &Assembly) -> Result<Motion> {
+fn read_motion(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<Motion> {
     let mut o = Obj::new(v, path.to_string())?;
     let joint_id = o.req_str("joint")?;
     let joint = assembly.joint_by_id(joint_id).ok_or_else(|| {
@@ -698,7 +699,7 @@ fn read_motion(v: &Value, path: &str, assembly: &Assembly) -> Result<Motion> {
     })
 }
 
-fn read_forces(v: &Value, assembly: &Assembly) -> Result<Forces> {
+fn read_forces(v: &Json<'_>, assembly: &Assembly) -> Result<Forces> {
     let mut o = Obj::new(v, "forces".into())?;
     let mut forces = Forces::default();
     if let Some(g) = o.get("gravity") {
@@ -763,11 +764,11 @@ fn read_forces(v: &Value, assembly: &Assembly) -> Result<Forces> {
     Ok(forces)
 }
 
-fn read_simulation(v: &Value) -> Result<Simulation> {
+fn read_simulation(v: &Json<'_>) -> Result<Simulation> {
     let mut o = Obj::new(v, "simulation".into())?;
     let end = scalar_syntax(o.req("end")?, &o.at("end"))?;
     let step = scalar_syntax(o.req("step")?, &o.at("step"))?;
-    let optional = |o: &mut Obj<'_>, key: &str| -> Result<Option<Scalar>> {
+    let optional = |o: &mut Obj<'_, '_>, key: &str| -> Result<Option<Scalar>> {
         match o.get(key) {
             Some(s) => Ok(Some(scalar_syntax(s, &o.at(key))?)),
             None => Ok(None),
