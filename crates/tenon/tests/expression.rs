@@ -58,51 +58,79 @@ fn same(built_in: &str, expression: &str) {
     assert_eq!(red_a, red_b, "{expression}: redundant sets");
 }
 
-const PIN: &str = r#"{ "id": "pin", "type": "revolute", "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
-
-#[test]
-fn distance_as_an_expression() {
-    let built_in = r#"{ "id": "d", "type": "distance", "distance": 70, "i": { "part": "arm", "marker": "q" }, "j": { "part": "ground", "marker": "p" } }"#;
-    let custom = r#"{ "id": "d", "type": "expression", "residuals": ["distance - 70"], "i": { "part": "arm", "marker": "q" }, "j": { "part": "ground", "marker": "p" } }"#;
-    same(&format!("{PIN}, {built_in}"), &format!("{PIN}, {custom}"));
+/// A joint between marker `i` of the arm and marker `j` of the ground.
+fn joint(id: &str, body: &str, (i, j): (&str, &str)) -> String {
+    format!(
+        r#"{{ "id": "{id}", {body}, "i": {{ "part": "arm", "marker": "{i}" }}, "j": {{ "part": "ground", "marker": "{j}" }} }}"#
+    )
 }
 
+/// Each measure as an expression beside the built-in joint it restates, with the joints
+/// that leave it the one freedom it fixes: (what, other joints, built-in, expression).
 #[test]
-fn dx_dy_dz_as_a_ball() {
-    let keep = r#"{ "id": "keep", "type": "no_rotation", "i": { "part": "arm", "marker": "q" }, "j": { "part": "ground", "marker": "p" } }"#;
-    let built_in = r#"{ "id": "b", "type": "ball", "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
-    let custom = r#"{ "id": "b", "type": "expression", "residuals": ["dx", "dy", "dz"], "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
-    same(&format!("{built_in}, {keep}"), &format!("{custom}, {keep}"));
-}
-
-#[test]
-fn dz_as_a_point_in_plane() {
-    let slide = r#"{ "id": "s", "type": "slider", "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
-    let built_in = r#"{ "id": "z", "type": "point_in_plane", "offset": 5, "i": { "part": "arm", "marker": "q" }, "j": { "part": "ground", "marker": "p" } }"#;
-    let custom = r#"{ "id": "z", "type": "expression", "residuals": ["dz - 5"], "i": { "part": "arm", "marker": "q" }, "j": { "part": "ground", "marker": "p" } }"#;
-    same(
-        &format!("{slide}, {built_in}"),
-        &format!("{slide}, {custom}"),
-    );
-}
-
-#[test]
-fn angle_as_a_driving_angle() {
-    let driven = r#"{ "id": "pin", "type": "revolute", "angle": 30, "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
-    let custom = r#"{ "id": "a", "type": "expression", "residuals": ["angle - 30"], "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
-    same(driven, &format!("{PIN}, {custom}"));
-}
-
-#[test]
-fn tilt_as_an_angle_joint() {
+fn every_measure_solves_counts_and_diagnoses_like_its_built_in_joint() {
+    let pin = joint("pin", r#""type": "revolute""#, ("o", "o"));
+    let keep = joint("keep", r#""type": "no_rotation""#, ("q", "p"));
+    let slide = joint("s", r#""type": "slider""#, ("o", "o"));
     // The arm turns about ground x; the tilt of its z from ground z is the turn.
-    let hinge = r#"{ "id": "h", "type": "revolute", "i": { "part": "arm", "marker": "x" }, "j": { "part": "ground", "marker": "x" } }"#;
-    let built_in = r#"{ "id": "t", "type": "angle", "angle": 35, "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
-    let custom = r#"{ "id": "t", "type": "expression", "residuals": ["tilt - 35"], "i": { "part": "arm", "marker": "o" }, "j": { "part": "ground", "marker": "o" } }"#;
-    same(
-        &format!("{hinge}, {built_in}"),
-        &format!("{hinge}, {custom}"),
+    let hinge = joint("h", r#""type": "revolute""#, ("x", "x"));
+    let cases = [
+        (
+            "distance",
+            pin.clone(),
+            joint("d", r#""type": "distance", "distance": 70"#, ("q", "p")),
+            joint(
+                "d",
+                r#""type": "expression", "residuals": ["distance - 70"]"#,
+                ("q", "p"),
+            ),
+        ),
+        (
+            "dx, dy, dz",
+            keep,
+            joint("b", r#""type": "ball""#, ("o", "o")),
+            joint(
+                "b",
+                r#""type": "expression", "residuals": ["dx", "dy", "dz"]"#,
+                ("o", "o"),
+            ),
+        ),
+        (
+            "dz",
+            slide,
+            joint("z", r#""type": "point_in_plane", "offset": 5"#, ("q", "p")),
+            joint(
+                "z",
+                r#""type": "expression", "residuals": ["dz - 5"]"#,
+                ("q", "p"),
+            ),
+        ),
+        (
+            "tilt",
+            hinge,
+            joint("t", r#""type": "angle", "angle": 35"#, ("o", "o")),
+            joint(
+                "t",
+                r#""type": "expression", "residuals": ["tilt - 35"]"#,
+                ("o", "o"),
+            ),
+        ),
+    ];
+    for (what, others, built_in, custom) in cases {
+        eprintln!("{what}");
+        same(
+            &format!("{others}, {built_in}"),
+            &format!("{others}, {custom}"),
+        );
+    }
+    // The angle against the revolute's own driving angle.
+    let driven = joint("pin", r#""type": "revolute", "angle": 30"#, ("o", "o"));
+    let custom = joint(
+        "a",
+        r#""type": "expression", "residuals": ["angle - 30"]"#,
+        ("o", "o"),
     );
+    same(&driven, &format!("{pin}, {custom}"));
 }
 
 /// A distance tied to an angle by ratios (the seed's coupled constraint): both hold at
