@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 use crate::error::ExprError;
 use crate::graph::{ExprGraph, MAX_POWI};
 use crate::node::{Binary, ExprId, Node, SplineId, Unary, VarId};
-use crate::shape::{InstanceMap, Leaves, ShapeKey, Template};
+use crate::shape::{InstanceMap, Leaves, Template};
 use crate::tape::{Code, Instr, JacobianPattern, Op, Stream, Tape};
 
 /// The unknowns a tape reads, each with its column (its index in the list given),
@@ -334,7 +334,9 @@ impl ExprGraph {
         form: Form,
     ) -> Result<Vec<Instance>, ExprError> {
         let jacobian = columns.len > 0;
-        let mut shaped: Vec<(usize, ShapeKey, Leaves)> = Vec::new();
+        // Each group's shape is looked up as soon as it is made: the shapes of a large
+        // cluster, all held at once, would be hundreds of megabytes.
+        let mut instances = Vec::new();
         let mut start = 0;
         while start < outputs.len() {
             let label = groups.get(start);
@@ -342,13 +344,11 @@ impl ExprGraph {
             while end < outputs.len() && groups.get(end) == label {
                 end += 1;
             }
-            if let Some((key, leaves)) = self.shape_of(&outputs[start..end], jacobian) {
-                shaped.push((start, key, leaves));
-            }
+            let first_row = start;
             start = end;
-        }
-        let mut instances = Vec::new();
-        for (first_row, key, leaves) in shaped {
+            let Some((key, leaves)) = self.shape_of(&outputs[first_row..end], jacobian) else {
+                continue;
+            };
             let template = self.template_for(key, &leaves)?;
             let leaf_column: Vec<u32> = leaves
                 .vars
