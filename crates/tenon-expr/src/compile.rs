@@ -139,9 +139,11 @@ impl ExprGraph {
     }
 
     /// Compiles `outputs` into instruction streams and a Jacobian pattern. With `groups`
-    /// (a label per output; consecutive outputs with one label form a group) and a local
-    /// form, each group that can be shaped is an instance of its shape's template (module
-    /// `shape`); the other outputs are differentiated and scheduled here.
+    /// (a label per output; consecutive outputs with one label form a group), each group
+    /// that can be shaped is an instance of its shape's template (module `shape`; unknowns
+    /// that are not columns get their entries computed into the scratch cell); the other
+    /// outputs are differentiated and scheduled here. The grouped form (like operations
+    /// together) shapes nothing.
     pub(crate) fn compile_parts(
         &mut self,
         outputs: &[ExprId],
