@@ -17,6 +17,11 @@ pub struct Cluster {
     pub dof: Option<usize>,
     /// Placed by least squares: repeated joints disagree within the geometric tolerance.
     pub placed: bool,
+    /// The condition estimate of a diagnosis (None after a solve, and for clusters
+    /// analysed sparse): see `docs/diagnostics.md`, "Nearly repeated joints".
+    pub condition: Option<f64>,
+    /// Joints whose equations nearly repeat one another (estimate over 1e5).
+    pub nearly_dependent: Vec<String>,
 }
 
 #[pymethods]
@@ -94,24 +99,38 @@ pub(crate) fn make(
     let cluster = |parts: &[tenon::PartKey],
                    joints: &[tenon::JointKey],
                    (status, dof): (tenon::Status, Option<usize>),
-                   placed: bool| Cluster {
+                   placed: bool,
+                   conditioning: Option<&tenon::Conditioning>| Cluster {
         parts: parts.iter().map(|&p| part(p)).collect(),
         joints: joints.iter().map(|&j| joint(j)).collect(),
         status: status.name().to_string(),
         dof,
         placed,
+        condition: conditioning.map(|c| c.estimate),
+        nearly_dependent: conditioning
+            .map(|c| c.nearly_dependent.iter().map(|&j| joint(j)).collect())
+            .unwrap_or_default(),
     };
     let clusters = match diagnosis {
         Some(d) => d
             .clusters
             .iter()
             .enumerate()
-            .map(|(k, c)| cluster(&c.parts, &c.joints, (c.status, c.dof), placed(k)))
+            .map(|(k, c)| {
+                let conditioning = c.conditioning.as_ref();
+                cluster(
+                    &c.parts,
+                    &c.joints,
+                    (c.status, c.dof),
+                    placed(k),
+                    conditioning,
+                )
+            })
             .collect(),
         None => report
             .clusters
             .iter()
-            .map(|c| cluster(&c.parts, &c.joints, (c.status, c.dof), c.placed))
+            .map(|c| cluster(&c.parts, &c.joints, (c.status, c.dof), c.placed, None))
             .collect(),
     };
     let mut redundant = Vec::new();

@@ -6,6 +6,7 @@ import json
 import pytest
 
 import tenon
+from conftest import FIXTURES
 
 # A bar held twice: fixed at the origin, and its tip asked to be 141.43 from a ground
 # point at (0, 100, 0), where it is 141.4214: 0.0086 short.
@@ -78,3 +79,13 @@ def test_a_bad_tolerance_is_refused_and_changes_nothing():
     m.tolerance = 0.05
     m.tolerance = None
     assert not m.solve().converged
+
+
+def test_nearly_repeated_joints_are_named_with_the_condition_estimate():
+    m = tenon.Mechanism.open(str(FIXTURES / "conflicting" / "near-duplicate-couplings.json"))
+    d = m.diagnose()
+    [cluster] = d.clusters
+    assert cluster.dof == 1
+    assert 1e5 < cluster.condition < 1e8
+    assert cluster.nearly_dependent == ["c1", "c2"]
+    assert m.solve().clusters[0].condition is None

@@ -40,6 +40,8 @@ class Cluster:
     status: str
     dof: Optional[int]
     placed: bool
+    condition: Optional[float]
+    nearly_dependent: List[str]
 
 class Report:
     """What a solve, drag step or diagnosis found."""
