@@ -249,7 +249,7 @@ impl Code {
 
     fn run(&self, ws: &mut TapeWorkspace, inputs: Inputs<'_>, stored: &mut [f64]) {
         match self {
-            Code::Narrow(stream) => run(stream, &mut ws.narrow, inputs, stored),
+            Code::Narrow(stream) => run(stream, ws.narrow.slots(), inputs, stored),
             Code::Wide(stream) => run(stream, &mut ws.wide, inputs, stored),
         }
     }
@@ -329,7 +329,7 @@ pub struct Tape {
 #[derive(Clone, Debug)]
 pub struct TapeWorkspace {
     /// Slots of narrow streams (a fixed array: indexing needs no bounds check).
-    narrow: Box<[f64; NARROW_SLOTS]>,
+    narrow: NarrowMemory,
     /// Slots of wide streams (empty unless the tape has one).
     wide: Vec<f64>,
     /// Output buffer of the copying forms [`Tape::eval`] and [`Tape::eval_residuals`].
@@ -344,6 +344,66 @@ pub struct TapeOutput {
     rows: usize,
     /// `[scratch, residuals, Jacobian values]`; instructions store into it directly.
     stored: Vec<f64>,
+}
+
+/// The slot array of narrow streams (512 KiB). Zeroing a fresh one costs more than a
+/// small assembly's whole solve, and a host builds a mechanism per edit, so arrays of
+/// dropped workspaces are kept per thread (up to [`NARROW_POOL`]) and handed to new
+/// ones. Their old contents do not matter: a stream writes every slot before it reads
+/// it (a workspace is already shared between the tapes that fit it).
+#[derive(Debug)]
+struct NarrowMemory(Option<Box<[f64; NARROW_SLOTS]>>);
+
+/// Slot arrays kept per thread for reuse (2 MiB at most).
+const NARROW_POOL: usize = 4;
+
+thread_local! {
+    static NARROW_FREE: std::cell::RefCell<Vec<Box<[f64; NARROW_SLOTS]>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl NarrowMemory {
+    fn take() -> Self {
+        let reused = NARROW_FREE
+            .try_with(|free| free.try_borrow_mut().ok().and_then(|mut f| f.pop()))
+            .ok()
+            .flatten();
+        NarrowMemory(Some(reused.unwrap_or_else(fresh_narrow)))
+    }
+
+    /// The slots (`None` only inside `drop`).
+    fn slots(&mut self) -> &mut [f64; NARROW_SLOTS] {
+        self.0.get_or_insert_with(fresh_narrow)
+    }
+}
+
+fn fresh_narrow() -> Box<[f64; NARROW_SLOTS]> {
+    Box::new([0.0; NARROW_SLOTS])
+}
+
+impl Clone for NarrowMemory {
+    fn clone(&self) -> Self {
+        let mut copy = NarrowMemory::take();
+        if let Some(mine) = &self.0 {
+            copy.slots().copy_from_slice(&mine[..]);
+        }
+        copy
+    }
+}
+
+impl Drop for NarrowMemory {
+    fn drop(&mut self) {
+        let Some(memory) = self.0.take() else {
+            return;
+        };
+        let _ = NARROW_FREE.try_with(|free| {
+            if let Ok(mut free) = free.try_borrow_mut() {
+                if free.len() < NARROW_POOL {
+                    free.push(memory);
+                }
+            }
+        });
+    }
 }
 
 impl TapeOutput {
@@ -398,7 +458,7 @@ impl Tape {
             _ => self.slot_count(),
         };
         TapeWorkspace {
-            narrow: Box::new([0.0; NARROW_SLOTS]),
+            narrow: NarrowMemory::take(),
             wide: vec![0.0; wide],
             output: self.output(),
         }

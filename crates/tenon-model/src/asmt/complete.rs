@@ -101,39 +101,87 @@ impl Reader<'_, '_> {
 
 /// Checks the `TimeSeries` block, from its first line (`start`, 1-based) to the end of
 /// `text`: its shape, and `parts` part blocks and `others` other blocks.
+/// Whether a tab is followed by white space anywhere in `bytes` (one pass, branch free
+/// so that it is vectorised).
+fn tab_then_blank(bytes: &[u8]) -> bool {
+    let next = bytes.get(1..).unwrap_or(&[]);
+    let mut found = 0u8;
+    for chunk in bytes.chunks(4096).zip(next.chunks(4096)) {
+        for (&a, &b) in chunk.0.iter().zip(chunk.1) {
+            let blank = (b == b' ') | (b == b'\t') | (b == b'\r') | (b == b'\n') | (b == 0x0c);
+            found |= u8::from(a == b'\t') & u8::from(blank);
+        }
+        if found != 0 {
+            return true;
+        }
+    }
+    false
+}
+
+/// Where line `line` (numbered from 1; 0 is the start) begins in `text`.
+fn start_offset(text: &str, line: usize) -> usize {
+    if line == 0 {
+        return 0;
+    }
+    memchr::memchr_iter(b'\n', text.as_bytes())
+        .nth(line - 1)
+        .map_or(text.len(), |p| p + 1)
+}
+
 pub(super) fn check_time_series(
     text: &str,
     start: usize,
     (parts, others): (usize, usize),
 ) -> Result<()> {
-    let lines: Vec<&str> = text
-        .split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect();
-    let last = lines.len();
-    // The first cell and how many non-blank cells follow it (the cells are not kept: a
-    // TimeSeries block is most of a large file, so this is one pass over the bytes;
-    // blanks are ASCII white space, all these files hold).
-    fn cells(line: &str) -> Option<(&str, usize)> {
+    // The first cell of a line and how many non-blank cells follow it (the cells are
+    // not kept: a TimeSeries block is most of a large file). Blanks are ASCII white
+    // space, all these files hold. When no cell of the block starts blank (`clean`, as
+    // the files are written) a row's cells are its tabs plus one, counted by SIMD; other
+    // rows cell by cell.
+    fn blank(b: u8) -> bool {
+        b.is_ascii_whitespace()
+    }
+    fn cells(line: &str, clean: bool) -> Option<(&str, usize)> {
+        let bytes = line.as_bytes();
+        if clean && bytes.first().is_some_and(|&b| !blank(b)) {
+            let first = memchr::memchr(b'\t', bytes).unwrap_or(bytes.len());
+            let head = std::str::from_utf8(&bytes[..first]).ok()?;
+            return Some((head.trim_end(), bytecount::count(bytes, b'\t')));
+        }
         let mut head: Option<&str> = None;
         let mut count = 0;
-        for cell in line.as_bytes().split(|&b| b == b'\t') {
-            let Some(first) = cell.iter().position(|b| !b.is_ascii_whitespace()) else {
-                continue;
-            };
-            if head.is_some() {
-                count += 1;
+        for cell in bytes.split(|&b| b == b'\t') {
+            if cell.iter().all(|&b| blank(b)) {
                 continue;
             }
-            let end = cell
-                .iter()
-                .rposition(|b| !b.is_ascii_whitespace())
-                .map_or(first, |e| e + 1);
-            // ASCII positions: `trimmed` starts and ends on character boundaries.
-            let trimmed = std::str::from_utf8(&cell[first..end]).ok()?;
-            head = Some(trimmed);
+            if head.is_some() {
+                count += 1;
+            } else {
+                // ASCII trimming: the cell's ends are character boundaries.
+                head = std::str::from_utf8(cell).ok().map(str::trim);
+            }
         }
         head.map(|h| (h, count))
+    }
+    let block = text.get(start_offset(text, start)..).unwrap_or("");
+    let clean = !tab_then_blank(block.as_bytes()) && !block.ends_with('\t');
+    // The lines from `start` on (numbered from 1), without their '\r'.
+    let mut last = 0;
+    let mut lines = Vec::new();
+    {
+        let bytes = text.as_bytes();
+        let mut from = 0;
+        for end in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
+            if from > bytes.len() {
+                break;
+            }
+            last += 1;
+            if last > start {
+                let raw = &text[from..end];
+                lines.push((last, raw.strip_suffix('\r').unwrap_or(raw)));
+            }
+            from = end + 1;
+        }
     }
     let mut width: Option<usize> = None;
     let mut saw_time = false;
@@ -154,9 +202,8 @@ pub(super) fn check_time_series(
         }
         Ok(())
     };
-    for (k, raw) in lines.iter().enumerate().skip(start) {
-        let line = k + 1;
-        let Some((head, values)) = cells(raw) else {
+    for &(line, raw) in &lines {
+        let Some((head, values)) = cells(raw, clean) else {
             continue;
         };
         // "PartSeries /Assembly1/Part1" or "PartSeries<tab>/Assembly1/Part1".
@@ -205,4 +252,66 @@ pub(super) fn check_time_series(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_time_series;
+
+    /// A TimeSeries of one assembly block (no parts, no joints) with `frames` values per
+    /// row, each row written by `row(name, frame)`.
+    fn series(frames: usize, row: impl Fn(&str, usize) -> String) -> String {
+        let numbers: Vec<String> = (1..=frames).map(|k| k.to_string()).collect();
+        let mut text = format!("Assembly\nTimeSeries\nNumber\tInput\t{}\n", numbers.join("\t"));
+        let times: Vec<String> = (0..=frames).map(|k| format!("{k}.0 ")).collect();
+        text += &format!("Time\t{}\n", times.join("\t"));
+        text += "AssemblySeries /Assembly1\n";
+        for name in ["X", "Y", "Z", "Bx", "By", "Bz", "VX", "VY", "VZ"] {
+            text += &row(name, frames);
+        }
+        for name in ["WX", "WY", "WZ", "AX", "AY", "AZ", "Ax", "Ay", "Az"] {
+            text += &row(name, frames);
+        }
+        text
+    }
+
+    fn plain(name: &str, frames: usize) -> String {
+        let cells: Vec<&str> = (0..=frames).map(|_| "0.5 ").collect();
+        format!("{name}\t{}\n", cells.join("\t"))
+    }
+
+    #[test]
+    fn rows_as_written_and_rows_with_blank_cells_are_counted_alike() {
+        assert!(check_time_series(&series(40, plain), 2, (0, 0)).is_ok());
+        // Cells starting blank (the careful count) that still hold 41 values.
+        let padded = |name: &str, frames: usize| {
+            let cells: Vec<&str> = (0..=frames).map(|_| " 0.5").collect();
+            format!("{name}\t{}\t \n", cells.join("\t"))
+        };
+        assert!(check_time_series(&series(40, padded), 2, (0, 0)).is_ok());
+        // Windows line ends.
+        let crlf = series(40, plain).replace('\n', "\r\n");
+        assert!(check_time_series(&crlf, 2, (0, 0)).is_ok());
+    }
+
+    #[test]
+    fn a_row_short_of_a_value_is_refused_naming_its_line() {
+        for damage in ["\t\t", "\t \t", "\t"] {
+            let text = series(40, |name, frames| {
+                let row = plain(name, frames);
+                if name == "VY" {
+                    // One value gone: its cell emptied, or it and its tab removed.
+                    row.replacen("\t0.5 \t", damage, 1)
+                } else {
+                    row
+                }
+            });
+            let err = check_time_series(&text, 2, (0, 0)).unwrap_err();
+            assert!(
+                matches!(err.place(), crate::Place::Line { line: 13, .. }),
+                "{damage:?}: {err}"
+            );
+            assert!(err.message().contains("40 values"), "{err}");
+        }
+    }
 }

@@ -22,8 +22,8 @@ pub(super) struct Tree<'a> {
     pub(super) nodes: Vec<Node<'a>>,
     /// The line of `TimeSeries`, when the file has the block.
     time_series: Option<usize>,
-    /// The last line of the file.
-    last: usize,
+    /// The whole text (its last line is counted only for an error).
+    text: &'a str,
 }
 
 pub(super) const ROOT: usize = 0;
@@ -38,11 +38,6 @@ impl<'a> Tree<'a> {
         // (node, depth) of the open ancestors; the root has depth -1.
         let mut stack: Vec<(usize, isize)> = vec![(ROOT, -1)];
         let mut time_series = None;
-        let last = text
-            .trim_end_matches(['\n', '\r'])
-            .split('\n')
-            .count()
-            .max(1);
         for (k, raw) in text.split('\n').enumerate() {
             let line = k + 1;
             let raw = raw.strip_suffix('\r').unwrap_or(raw);
@@ -87,7 +82,7 @@ impl<'a> Tree<'a> {
         Ok(Tree {
             nodes,
             time_series,
-            last,
+            text,
         })
     }
 
@@ -98,7 +93,8 @@ impl<'a> Tree<'a> {
 
     /// The last line of the file (where a truncated file ends).
     pub(super) fn last_line(&self) -> usize {
-        self.last
+        let body = self.text.trim_end_matches(['\n', '\r']);
+        memchr::memchr_iter(b'\n', body.as_bytes()).count() + 1
     }
 
     pub(super) fn node(&self, n: usize) -> &Node<'a> {
@@ -111,8 +107,12 @@ impl<'a> Tree<'a> {
 pub(super) fn parse_number(text: &str) -> Option<f64> {
     let t = text.trim();
     let t = t.strip_suffix('d').unwrap_or(t);
-    let t = t.replace('d', "e");
-    t.parse::<f64>().ok().filter(|x| x.is_finite())
+    let x = if t.contains('d') {
+        t.replace('d', "e").parse::<f64>()
+    } else {
+        t.parse::<f64>()
+    };
+    x.ok().filter(|x| x.is_finite())
 }
 
 impl<'a> Reader<'_, 'a> {

@@ -1,0 +1,40 @@
+//! Builds and solves one `.asmt` file from its text many times (for profilers).
+//!
+//! `cargo run --release -p tenon --example corpus_loop -- FILE [N]`
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let Some(path) = args.next() else {
+        eprintln!("usage: corpus_loop FILE [N]");
+        return ExitCode::FAILURE;
+    };
+    let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let start = std::time::Instant::now();
+    let mut converged = 0;
+    for _ in 0..n {
+        let mut m = match tenon::Mechanism::from_asmt(&text, None) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("{path}: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if m.solve().is_ok_and(|r| r.converged) {
+            converged += 1;
+        }
+    }
+    let each = start.elapsed().as_secs_f64() / n as f64;
+    println!(
+        "{path}: {n} runs, {converged} converged, {:.1} us each",
+        each * 1e6
+    );
+    ExitCode::SUCCESS
+}
