@@ -110,6 +110,13 @@ impl Run {
         let h = target - self.time;
         let c = Coefficients::new(self.settings.rho_inf);
         let beta_prime = (1.0 - c.alpha_m) / (h * h * c.beta * (1.0 - c.alpha_f));
+        // Compliant rows: `C - a lambda = 0`, their term `beta' a` in the matrix
+        // (refactored when the step changes).
+        let compliant = self.soft.iter().any(|&a| a > 0.0);
+        if compliant && self.factored_h != h {
+            self.kkt_valid = false;
+        }
+        let soft_terms: Vec<f64> = self.soft.iter().map(|a| beta_prime * a).collect();
         // Predictor: the acceleration and the multipliers of the last step. (Extrapolating
         // them linearly saved a quarter of the iterations on smooth runs but started
         // Newton badly at singular positions, where the multipliers turn sharply: A02
@@ -150,6 +157,13 @@ impl Run {
                 moved_since_jacobian = 0.0;
             }
             let (residuals, jac) = (self.evaluator.residuals(), self.evaluator.jacobian());
+            // The equations as held: `C - a lambda` (just `C` on rigid rows).
+            let residuals: Vec<f64> = residuals
+                .iter()
+                .zip(&self.soft)
+                .zip(&lambda)
+                .map(|((c, a), l)| c - a * l)
+                .collect();
             let placed = inputs.dynamics.placed(&state);
             // r = M a - f + J^T lambda.
             let (f, _) = Run::forces(inputs, &placed, &state, &velocity, n);
@@ -158,7 +172,7 @@ impl Run {
                 *x -= fx;
             }
             add_transposed(jac, &lambda, &mut r);
-            if !r.iter().chain(residuals).all(|x| x.is_finite()) {
+            if !r.iter().chain(&residuals).all(|x| x.is_finite()) {
                 return Ok(false);
             }
             self.iterations += 1;
@@ -177,9 +191,10 @@ impl Run {
                     (&placed, &springs),
                     n,
                     jac,
-                    (&self.active, &self.weights),
+                    (&self.active, &self.weights, &soft_terms),
                     self.careful > 0,
                 );
+                self.factored_h = h;
                 fresh = true;
                 if !self.kkt_valid {
                     return Ok(false);
@@ -187,7 +202,7 @@ impl Run {
             }
             let kkt = &self.kkt;
             let top: Vec<f64> = r.iter().map(|x| -x).collect();
-            let bottom: Vec<f64> = pick(residuals, &self.active)
+            let bottom: Vec<f64> = pick(&residuals, &self.active)
                 .iter()
                 .map(|x| -beta_prime * x)
                 .collect();
@@ -221,7 +236,7 @@ impl Run {
             {
                 *l += d;
             }
-            let held = largest(residuals);
+            let held = largest(&residuals);
             // Below the rounding of the positions (which the constraint rows multiply by
             // beta', as 1 / h^2), a correction is noise.
             // (Accepting by the error left, estimated from the corrections' contraction
@@ -271,7 +286,14 @@ impl Run {
         self.moved(inputs, &increment, target, (&mut state, &mut params))?;
         self.evaluator
             .evaluate_residuals(compiled, &mut self.scratch, &state, &params)?;
-        let max_residual = largest(self.evaluator.residuals());
+        let max_residual = self
+            .evaluator
+            .residuals()
+            .iter()
+            .zip(&self.soft)
+            .zip(&lambda)
+            .map(|((c, a), l)| (c - a * l).abs())
+            .fold(0.0f64, f64::max);
         self.accept(
             inputs,
             Step {

@@ -16,8 +16,8 @@
 use tenon_system::TangentJacobian;
 
 use crate::error::DynamicsError;
-use crate::run::{largest, times, Inputs, Run, Step};
-use crate::start::{pick, solve_refined, spread};
+use crate::run::{times, Inputs, Run, Step};
+use crate::start::{compliant_forces, pick, solve_refined, spread};
 
 /// Accelerations, multipliers and the largest residual at a state.
 type Rates = (Vec<f64>, Vec<f64>, f64);
@@ -45,14 +45,15 @@ impl Run {
             (&placed, &[]),
             n,
             &jac,
-            (&self.active, &self.weights),
+            (&self.rigid, &self.weights, &[]),
             self.careful > 0,
         );
         if !self.kkt_valid {
             return Ok(None);
         }
         let kkt = &self.kkt;
-        let (f, _) = Run::forces(inputs, &placed, state, velocity, n);
+        let (mut f, _) = Run::forces(inputs, &placed, state, velocity, n);
+        let springs = compliant_forces(&self.soft, &residuals, &jac, &mut f);
         let c_t: Vec<f64> = inputs
             .rates
             .velocity_rhs(&mut self.work, (state, params))?
@@ -70,17 +71,25 @@ impl Run {
             .collect();
         let Some((a, y)) = solve_refined(
             kkt,
-            (&placed, &jac, &self.active),
+            (&placed, &jac, &self.rigid),
             &f,
-            &pick(&rhs, &self.active),
+            &pick(&rhs, &self.rigid),
         ) else {
             return Ok(None);
         };
-        Ok(Some((
-            a,
-            spread(&y, &self.active, self.rows.len()),
-            largest(&residuals),
-        )))
+        let mut lambda = spread(&y, &self.rigid, self.rows.len());
+        for (l, s) in lambda.iter_mut().zip(&springs) {
+            if let Some(s) = s {
+                *l = *s;
+            }
+        }
+        // A compliant row holds as its spring (`C - a lambda = 0` by construction).
+        let held = residuals
+            .iter()
+            .zip(&springs)
+            .filter(|(_, s)| s.is_none())
+            .fold(0.0f64, |m, (c, _)| m.max(c.abs()));
+        Ok(Some((a, lambda, held)))
     }
 
     /// One Runge-Kutta 4 step to `target`; `Ok(false)` (the run unchanged) when an

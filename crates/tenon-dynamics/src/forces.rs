@@ -68,6 +68,9 @@ pub struct Dynamics {
     gravity: Vector3<f64>,
     springs: Vec<Spring>,
     loads: Vec<Load>,
+    /// Compliant equations (indices into `System::equations`, sorted, once each) and
+    /// their compliance (residual per multiplier: length per force, radian per torque).
+    compliance: Vec<(usize, f64)>,
 }
 
 /// Energies of a state (model units).
@@ -119,7 +122,37 @@ impl Dynamics {
             gravity: Vector3::from(gravity),
             springs: Vec::new(),
             loads: Vec::new(),
+            compliance: Vec::new(),
         })
+    }
+
+    /// Makes equation `equation` (an index into `System::equations`) compliant: instead
+    /// of holding exactly it carries the force `lambda = C / compliance` of a spring
+    /// stretched by its residual `C` (model units: length per force for an equation that
+    /// measures a length, radian per torque for one that measures an angle). 0 makes it
+    /// rigid again. Finite and not negative.
+    pub fn set_compliance(&mut self, equation: usize, compliance: f64) -> Result<(), DynamicsError> {
+        if !(compliance.is_finite() && compliance >= 0.0) {
+            return Err(DynamicsError::BadInput(format!(
+                "a compliance must be 0 or more, is {compliance}"
+            )));
+        }
+        match self.compliance.binary_search_by_key(&equation, |&(e, _)| e) {
+            Ok(k) if compliance == 0.0 => {
+                self.compliance.remove(k);
+            }
+            Ok(k) => self.compliance[k].1 = compliance,
+            Err(k) if compliance > 0.0 => self.compliance.insert(k, (equation, compliance)),
+            Err(_) => {}
+        }
+        Ok(())
+    }
+
+    /// The compliance of equation `equation` (0: rigid).
+    pub fn compliance_of(&self, equation: usize) -> f64 {
+        self.compliance
+            .binary_search_by_key(&equation, |&(e, _)| e)
+            .map_or(0.0, |k| self.compliance[k].1)
     }
 
     /// Adds a spring-damper (finite numbers; stiffness, damping and rest length not

@@ -7,7 +7,9 @@
 //!
 //! `M` the bodies' mass matrix (block diagonal, 6 x 6 per free part, possibly singular
 //! where a part's joints make up for it), `J` the tangent Jacobian of the equations
-//! held. The small `e` (`REGULARIZATION` times the scale of `J M^-1 J^T`) keeps the
+//! held. Compliant equations add their own term to `e` (`soft`, per row: generalized-
+//! alpha's `beta' compliance`), exactly: their equation is `C - compliance lambda = 0`.
+//! The small `e` (`REGULARIZATION` times the scale of `J M^-1 J^T`) keeps the
 //! matrix invertible where rows of `J` are momentarily dependent (a four-bar passing a
 //! singular position); a step's Newton iteration converges to the exact equations all
 //! the same, since its residuals are exact. Rows found dependent at the start of a run
@@ -78,12 +80,22 @@ impl Kkt {
         (placed, extra): (&[Placed], &[(u32, u32, f64)]),
         n: usize,
         jac: &TangentJacobian,
-        (given, weights): (&[usize], &[f64]),
+        (given, weights, soft): (&[usize], &[f64], &[f64]),
         careful: bool,
     ) -> bool {
-        let near =
+        let soft_of = |row: usize| soft.get(row).copied().unwrap_or(0.0);
+        // Only rigid rows can be left out as nearly dependent: a compliant row's
+        // multiplier is fixed by its own term however its row lies.
+        let rigid: Vec<usize> = (0..given.len())
+            .filter(|&k| soft_of(given[k]) == 0.0)
+            .collect();
+        let near: Vec<usize> =
             if given.len() <= ALWAYS_CHECK_ROWS || (careful && given.len() <= NEAR_CHECK_ROWS) {
-                crate::dependence::dependent_rows(jac, given, weights, NEARLY_DEPENDENT)
+                let rows: Vec<usize> = rigid.iter().map(|&k| given[k]).collect();
+                crate::dependence::dependent_rows(jac, &rows, weights, NEARLY_DEPENDENT)
+                    .into_iter()
+                    .map(|k| rigid[k])
+                    .collect()
             } else {
                 Vec::new()
             };
@@ -134,8 +146,9 @@ impl Kkt {
             jac_scale = jac_scale.max(v.abs());
         }
         let e = REGULARIZATION * jac_scale * jac_scale / mass_scale.max(f64::MIN_POSITIVE);
-        for k in 0..self.m {
-            entries.push(((n + k) as u32, (n + k) as u32, -e));
+        for (k, &g) in self.kept.iter().enumerate() {
+            let own = given.get(g).map_or(0.0, |&row| soft_of(row));
+            entries.push(((n + k) as u32, (n + k) as u32, -e - own));
         }
         let size = n + self.m;
         if size <= DENSE_KKT {

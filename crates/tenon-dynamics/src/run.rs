@@ -129,8 +129,17 @@ pub struct Frame {
 pub struct Run {
     pub(crate) settings: Settings,
     pub(crate) rows: Vec<usize>,
-    /// Positions in `rows` of the equations solved with (the independent ones).
+    /// Positions in `rows` of the equations solved with (the independent rigid ones and
+    /// the compliant ones).
     pub(crate) active: Vec<usize>,
+    /// Positions in `rows` of the independent rigid equations (those the
+    /// acceleration-level solves hold: a compliant one is a force there).
+    pub(crate) rigid: Vec<usize>,
+    /// Per row, its compliance (0: rigid; see [`Dynamics::set_compliance`]).
+    pub(crate) soft: Vec<f64>,
+    /// The step the iteration matrix was factored for (its compliant rows' terms
+    /// depend on it).
+    pub(crate) factored_h: f64,
     pub(crate) motions: Vec<usize>,
     pub(crate) weights: Vec<f64>,
     /// The largest coordinate or part size: the scale of positions.
@@ -243,6 +252,9 @@ impl Run {
             settings,
             rows,
             active: Vec::new(),
+            rigid: Vec::new(),
+            soft: Vec::new(),
+            factored_h: f64::NAN,
             motions,
             extent: 0.0,
             weights: weights(system),
@@ -266,6 +278,11 @@ impl Run {
             factorizations: 0,
         };
         run.multipliers = vec![0.0; run.rows.len()];
+        run.soft = run
+            .rows
+            .iter()
+            .map(|&e| inputs.dynamics.compliance_of(e))
+            .collect();
         run.extent = run
             .weights
             .iter()
@@ -285,6 +302,13 @@ impl Run {
         let placed = inputs.dynamics.placed(&self.state);
         let mut energy = inputs.dynamics.energy(&placed, &self.state, &self.velocity);
         energy.work = self.done_work;
+        // A compliant equation stores `C^2 / (2 compliance) = compliance lambda^2 / 2`.
+        energy.spring += self
+            .soft
+            .iter()
+            .zip(&self.multipliers)
+            .map(|(a, l)| 0.5 * a * l * l)
+            .sum::<f64>();
         Frame {
             time: self.time,
             state: self.state.clone(),
@@ -586,7 +610,7 @@ impl Run {
             }
         }
         let multipliers = if self.active.len() < self.rows.len() && self.rows.len() <= SPLIT_ROWS {
-            minimum_norm(&jac, &self.multipliers)
+            minimum_norm(&jac, &self.multipliers, &self.soft)
         } else {
             self.multipliers.clone()
         };
@@ -647,11 +671,14 @@ impl Run {
 /// The multipliers of least norm giving the same constraint force as `lambda`: the
 /// projection of `lambda` onto the range of `J` (the forces `J^T lambda` do not see the
 /// rest, the null space of `J^T`). The range's basis by Gram-Schmidt (twice) over `J`'s
-/// columns, those adding less than `1e-10` of their length left out.
-fn minimum_norm(jac: &TangentJacobian, lambda: &[f64]) -> Vec<f64> {
+/// columns, those adding less than `1e-10` of their length left out. Compliant rows
+/// (`soft` above 0) keep their multipliers (a spring's force is its own); the rigid
+/// rows' are split.
+fn minimum_norm(jac: &TangentJacobian, lambda: &[f64], soft: &[f64]) -> Vec<f64> {
     let (m, n) = (jac.rows, jac.columns);
+    let is_soft = |r: usize| soft.get(r).is_some_and(|&a| a > 0.0);
     let mut columns = vec![vec![0.0; m]; n];
-    for &(r, c, v) in &jac.entries {
+    for &(r, c, v) in jac.entries.iter().filter(|e| !is_soft(e.0 as usize)) {
         if let Some(slot) = columns
             .get_mut(c as usize)
             .and_then(|col| col.get_mut(r as usize))
@@ -678,9 +705,14 @@ fn minimum_norm(jac: &TangentJacobian, lambda: &[f64]) -> Vec<f64> {
             basis.push(col.into_iter().map(|x| x / norm).collect());
         }
     }
-    let mut out = vec![0.0; m];
+    let mut out: Vec<f64> = (0..m)
+        .map(|r| if is_soft(r) { lambda.get(r).copied().unwrap_or(0.0) } else { 0.0 })
+        .collect();
+    let rigid: Vec<f64> = (0..m)
+        .map(|r| if is_soft(r) { 0.0 } else { lambda.get(r).copied().unwrap_or(0.0) })
+        .collect();
     for b in &basis {
-        let d: f64 = b.iter().zip(lambda).map(|(x, y)| x * y).sum();
+        let d: f64 = b.iter().zip(&rigid).map(|(x, y)| x * y).sum();
         for (o, x) in out.iter_mut().zip(b) {
             *o += d * x;
         }

@@ -46,12 +46,22 @@ pub(crate) fn start(
     let (residuals, jac) =
         system.tangent_jacobian_of_rows(problem.compiled, &run.state, &run.params, &run.rows)?;
     run.max_residual = largest(&residuals);
-    let all: Vec<usize> = (0..run.rows.len()).collect();
-    let dependent = if run.rows.len() <= DEPENDENCE_ROWS {
-        crate::dependence::dependent_rows(&jac, &all, &run.weights, DEPENDENT)
+    // Compliant rows are forces (their spring's), never redundant: dependence is looked
+    // for among the rigid ones.
+    let rigid: Vec<usize> = (0..run.rows.len()).filter(|&k| run.soft[k] == 0.0).collect();
+    let dependent: Vec<usize> = if run.rows.len() <= DEPENDENCE_ROWS {
+        crate::dependence::dependent_rows(&jac, &rigid, &run.weights, DEPENDENT)
+            .into_iter()
+            .map(|k| rigid[k])
+            .collect()
     } else {
         Vec::new()
     };
+    run.rigid = rigid
+        .iter()
+        .copied()
+        .filter(|k| dependent.binary_search(k).is_err())
+        .collect();
     run.active = (0..run.rows.len())
         .filter(|k| dependent.binary_search(k).is_err())
         .collect();
@@ -81,7 +91,7 @@ pub(crate) fn start(
     let placed = inputs.dynamics.placed(&run.state);
     check_inertia_held(&placed, &jac, &run.weights)?;
     let mut kkt = Kkt::default();
-    if !kkt.factor((&placed, &[]), n, &jac, (&run.active, &run.weights), false) {
+    if !kkt.factor((&placed, &[]), n, &jac, (&run.rigid, &run.weights, &[]), false) {
         return Err(DynamicsError::Start(
             "the KKT matrix could not be factored (a part whose inertia its joints do not \
              make up for?)"
@@ -107,19 +117,22 @@ pub(crate) fn start(
     let velocity = if given.rates.is_empty() {
         solve_refined(
             &kkt,
-            (&placed, &jac, &run.active),
+            (&placed, &jac, &run.rigid),
             &top,
-            &pick(&velocity_rhs, &run.active),
+            &pick(&velocity_rhs, &run.rigid),
         )
         .map(|(v, _)| v)
     } else {
         with_rates(run, (&placed, &jac), (&top, &velocity_rhs), given.rates)?
     }
     .ok_or_else(|| DynamicsError::Start("the start velocities could not be solved".into()))?;
+    // Compliant rows need not hold in velocity (a spring stretches).
     let violation = times(&jac, &velocity)
         .iter()
         .zip(&velocity_rhs)
-        .map(|(a, b)| (a - b).abs())
+        .zip(&run.soft)
+        .filter(|(_, &a)| a == 0.0)
+        .map(|((a, b), _)| (a - b).abs())
         .fold(0.0f64, f64::max);
     let scale = largest(&velocity_rhs).max(largest(&velocity)).max(1.0);
     if violation > VELOCITY_CHECK * scale {
@@ -127,7 +140,7 @@ pub(crate) fn start(
             .iter()
             .zip(&velocity_rhs)
             .enumerate()
-            .filter(|(_, (a, b))| (*a - *b).abs() > VELOCITY_CHECK * scale)
+            .filter(|&(k, (a, b))| run.soft[k] == 0.0 && (*a - *b).abs() > VELOCITY_CHECK * scale)
             .map(|(k, _)| run.rows[k])
             .collect();
         return Err(DynamicsError::Start(format!(
@@ -137,15 +150,17 @@ pub(crate) fn start(
     }
     run.velocity = velocity;
     // Accelerations and multipliers.
-    let (a, lambda) = accelerations(run, inputs, &placed, &jac, &kkt)?;
+    let (a, lambda) = accelerations(run, inputs, &placed, (&residuals, &jac), &kkt)?;
     run.acceleration = a.clone();
     run.pseudo = a;
     run.multipliers = lambda;
     run.power = 0.0;
     let (_, power) = Run::forces(inputs, &placed, &run.state, &run.velocity, n);
     run.power = power + run.drive_power(inputs)?;
+    // With compliant rows the stepping matrix has their terms too: made at the first
+    // step.
+    run.kkt_valid = run.rigid.len() == run.active.len();
     run.kkt = kkt;
-    run.kkt_valid = true;
     Ok(events)
 }
 
@@ -181,7 +196,7 @@ fn with_rates(
     }
     // The velocities with the joints' rows and the rates `used` (independent ones).
     let solve = |used: &[usize]| -> Option<Vec<f64>> {
-        let mut active = run.active.clone();
+        let mut active = run.rigid.clone();
         active.extend(used.iter().map(|k| jac.rows + k));
         let dependent = crate::dependence::dependent_rows(&all, &active, &run.weights, DEPENDENT);
         let active: Vec<usize> = active
@@ -191,7 +206,7 @@ fn with_rates(
             .map(|(_, &r)| r)
             .collect();
         let mut kkt = Kkt::default();
-        if !kkt.factor((placed, &[]), n, &all, (&active, &run.weights), false) {
+        if !kkt.factor((placed, &[]), n, &all, (&active, &run.weights, &[]), false) {
             return None;
         }
         solve_refined(&kkt, (placed, &all, &active), top, &pick(&rhs, &active)).map(|(v, _)| v)
@@ -214,7 +229,7 @@ fn with_rates(
         return Ok(Some(velocity));
     }
     let broken = |k: usize| violation[jac.rows + k] > VELOCITY_CHECK * scale;
-    if (0..jac.rows).any(|k| violation[k] > VELOCITY_CHECK * scale) {
+    if (0..jac.rows).any(|k| run.soft[k] == 0.0 && violation[k] > VELOCITY_CHECK * scale) {
         // A joint's row gave way: every rate takes part.
         return Err(DynamicsError::RatesConflict(
             rates.iter().map(|r| r.tag).collect(),
@@ -248,23 +263,52 @@ pub(crate) fn accelerations(
     run: &mut Run,
     inputs: Inputs<'_>,
     placed: &[Placed],
-    jac: &TangentJacobian,
+    (residuals, jac): (&[f64], &TangentJacobian),
     kkt: &Kkt,
 ) -> Result<(Vec<f64>, Vec<f64>), DynamicsError> {
     let n = run.velocity.len();
-    let (f, _) = Run::forces(inputs, placed, &run.state, &run.velocity, n);
+    let (mut f, _) = Run::forces(inputs, placed, &run.state, &run.velocity, n);
+    let springs = compliant_forces(&run.soft, residuals, jac, &mut f);
     let rhs = inputs
         .rates
         .acceleration_rhs(&mut run.work, (&run.state, &run.params), &run.velocity)?
         .to_vec();
     let (a, y) = solve_refined(
         kkt,
-        (placed, jac, &run.active),
+        (placed, jac, &run.rigid),
         &f,
-        &pick(&rhs, &run.active),
+        &pick(&rhs, &run.rigid),
     )
     .ok_or_else(|| DynamicsError::Start("the accelerations could not be solved".into()))?;
-    Ok((a, spread(&y, &run.active, run.rows.len())))
+    let mut lambda = spread(&y, &run.rigid, run.rows.len());
+    for (l, s) in lambda.iter_mut().zip(springs) {
+        if let Some(s) = s {
+            *l = s;
+        }
+    }
+    Ok((a, lambda))
+}
+
+/// Compliant rows as the forces of their springs: per row with compliance `a > 0` and
+/// residual `C`, the multiplier `C / a`, its force `-J^T (C / a)` added to `f`. Returns
+/// the multipliers (`None` for rigid rows).
+pub(crate) fn compliant_forces(
+    soft: &[f64],
+    residuals: &[f64],
+    jac: &TangentJacobian,
+    f: &mut [f64],
+) -> Vec<Option<f64>> {
+    let lambda: Vec<Option<f64>> = soft
+        .iter()
+        .zip(residuals)
+        .map(|(&a, &c)| (a > 0.0).then(|| c / a))
+        .collect();
+    for &(r, c, v) in &jac.entries {
+        if let (Some(Some(l)), Some(slot)) = (lambda.get(r as usize), f.get_mut(c as usize)) {
+            *slot -= v * l;
+        }
+    }
+    lambda
 }
 
 /// Values at `positions`.

@@ -465,6 +465,11 @@ pub struct Joint {
     /// An `expression` joint's residuals (empty for other types): expression strings
     /// over parameters, `t` and the measures of [`MEASURES`].
     pub residuals: Vec<String>,
+    /// How much the joint gives (`None`: rigid): length per force for its equations
+    /// that measure lengths, angle per torque for those that measure angles, in the
+    /// file's units. Statics weigh its equations by it where joints disagree; dynamics
+    /// hold them as a spring of that compliance.
+    pub compliance: Option<Scalar>,
 }
 
 /// The measures an `expression` joint's residuals may use, of marker i relative to

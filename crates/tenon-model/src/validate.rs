@@ -287,6 +287,9 @@ pub(crate) fn joint(j: &Joint, n: Numbers<'_>) -> Checked {
         ));
     }
     residuals(j, n)?;
+    if let Some(c) = &j.compliance {
+        n.rule(c, format_args!("compliance"), Rule::NonNegative)?;
+    }
     for field in Field::ALL {
         match (ty.field_use(field), j.field(field)) {
             (Some(usage), Some(s)) => {

@@ -251,6 +251,7 @@ fn two_parts(t: JointType, p: &Poses, relative: &Isometry3<f64>) -> Assembly {
         } else {
             Vec::new()
         },
+        compliance: None,
     })
     .unwrap();
     a

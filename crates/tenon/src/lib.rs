@@ -61,6 +61,7 @@
 //!     suppressed: false, fields: vec![], profile: None, profile_i: None,
 //!     limits: Default::default(), rate: Default::default(), extra: None,
 //!     residuals: vec![],
+//!     compliance: None,
 //! };
 //! let err = m.add_joint(joint).unwrap_err();
 //! assert_eq!(err.to_string(), "<input>: joint 'd': a distance joint needs 'distance'");

@@ -1104,3 +1104,113 @@ fn joint_rates_start_a_run() {
     let e = m.simulate(settings).unwrap_err().to_string();
     assert!(e.contains("'pivot0'") && e.contains("'pivot1'"), "{e}");
 }
+
+/// The block of `block_on_a_spring` hung by a compliant distance joint instead of the
+/// spring (compliance 1/50 m/N, the same stiffness): the same closed form, by both
+/// methods; the frequency from the velocity's returns through zero to 1e-6 relative;
+/// the joint's reaction is the spring's tension `k (length - 1)`; energy kept (the
+/// joint's stored energy counted as a spring's).
+#[test]
+fn compliant_distance_joint_oscillates_at_the_spring_mass_frequency() {
+    let text = r#"{ "format": "tenon-assembly", "version": 1,
+      "units": { "length": "m", "angle": "rad", "mass": "kg", "time": "s" },
+      "parts": [
+        { "id": "ground", "grounded": true,
+           "markers": { "top": {}, "rail": { "rotation": { "axis": [1, 0, 0], "angle": "-pi / 2" } } } },
+        { "id": "block", "placement": { "position": [0, -1, 0] },
+           "markers": { "hook": {}, "rail": { "rotation": { "axis": [1, 0, 0], "angle": "-pi / 2" } } },
+           "mass": { "mass": 2, "inertia": [[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]] } } ],
+      "joints": [
+        { "id": "rail", "type": "slider", "i": { "part": "block", "marker": "rail" },
+          "j": { "part": "ground", "marker": "rail" } },
+        { "id": "hanger", "type": "distance", "distance": 1, "compliance": 0.02,
+          "i": { "part": "block", "marker": "hook" }, "j": { "part": "ground", "marker": "top" } } ],
+      "forces": { "gravity": [0, -9.81, 0] } }"#;
+    let (mass, k, g): (f64, f64, f64) = (2.0, 50.0, 9.81);
+    let omega = (k / mass).sqrt();
+    let amplitude = mass * g / k;
+    for method in [DynamicMethod::GeneralizedAlpha, DynamicMethod::Baumgarte] {
+        let mut m = from_text(text);
+        let t = run(&mut m, 4.0, 1e-4, 1e-4, method);
+        for f in t.frames.iter().step_by(50) {
+            let y = f.parts[0].position[1];
+            let expected = -1.0 - amplitude + amplitude * (omega * f.time).cos();
+            assert!(
+                (y - expected).abs() < 1e-5 * amplitude,
+                "{method:?} t = {}: y {y} vs {expected}",
+                f.time
+            );
+            // The hanger pulls the block up with the spring's tension.
+            let tension = k * (-y - 1.0);
+            let pull = f.reactions[1].force[1];
+            assert!(
+                (pull - tension).abs() < 1e-6 * mass * g,
+                "{method:?} t = {}: reaction {pull} vs tension {tension}",
+                f.time
+            );
+            assert!(f.max_residual < 1e-9, "{method:?}: residual {}", f.max_residual);
+        }
+        let returns: Vec<f64> = t
+            .frames
+            .windows(2)
+            .filter_map(|p| {
+                let (a, b) = (p[0].parts[0].velocity[1], p[1].parts[0].velocity[1]);
+                (a < 0.0 && b >= 0.0).then(|| p[0].time + (p[1].time - p[0].time) * (-a) / (b - a))
+            })
+            .collect();
+        assert!(returns.len() >= 3, "{method:?}: {} returns", returns.len());
+        let period = (returns[returns.len() - 1] - returns[0]) / (returns.len() - 1) as f64;
+        let seen = 2.0 * std::f64::consts::PI / period;
+        assert!(
+            (seen - omega).abs() < 1e-6 * omega,
+            "{method:?}: frequency {seen} for {omega} ({:.2e} relative)",
+            (seen - omega) / omega
+        );
+        let e0 = total_energy(&t.frames[0]);
+        for f in t.frames.iter().step_by(50) {
+            assert!(
+                (total_energy(f) - e0).abs() < 1e-6,
+                "{method:?}: energy at t = {} off by {}",
+                f.time,
+                total_energy(f) - e0
+            );
+        }
+    }
+}
+
+/// A torsion spring made of a compliant revolute driven to 0 degrees beside a rigid pin
+/// on the same axis, in degrees (compliance 2 degrees per N m, `k = 90 / pi` N m per
+/// radian) on a part of inertia 0.5 kg m^2 about the axis, started turning at 30
+/// degrees per second: `theta = (w0 / omega) sin(omega t)` with `omega = sqrt(k / I)`,
+/// by both methods. The joint's equations that the pin keeps at zero carry nothing.
+#[test]
+fn compliant_revolute_is_a_torsion_spring_in_the_files_units() {
+    let text = r#"{ "format": "tenon-assembly", "version": 1,
+      "units": { "length": "m", "angle": "deg", "mass": "kg", "time": "s" },
+      "parts": [
+        { "id": "ground", "grounded": true, "markers": { "axis": {} } },
+        { "id": "wheel", "markers": { "axis": {} },
+          "mass": { "mass": 3, "inertia": [[0.4, 0, 0], [0, 0.4, 0], [0, 0, 0.5]] },
+          "velocity": { "linear": [0, 0, 0], "angular": [0, 0, 30] } } ],
+      "joints": [
+        { "id": "pin", "type": "revolute", "i": { "part": "wheel", "marker": "axis" },
+          "j": { "part": "ground", "marker": "axis" } },
+        { "id": "torsion", "type": "revolute", "angle": 0, "compliance": 2,
+          "i": { "part": "wheel", "marker": "axis" }, "j": { "part": "ground", "marker": "axis" } } ] }"#;
+    let k = 90.0 / std::f64::consts::PI;
+    let omega = (k / 0.5f64).sqrt();
+    let w0 = 30f64.to_radians();
+    for method in [DynamicMethod::GeneralizedAlpha, DynamicMethod::Baumgarte] {
+        let mut m = from_text(text);
+        let t = run(&mut m, 2.0, 1e-4, 1e-3, method);
+        for f in &t.frames {
+            let theta = z_angle(f.parts[0].quaternion);
+            let expected = w0 / omega * (omega * f.time).sin();
+            assert!(
+                (theta - expected).abs() < 1e-6 * w0 / omega,
+                "{method:?} t = {}: angle {theta} vs {expected}",
+                f.time
+            );
+        }
+    }
+}

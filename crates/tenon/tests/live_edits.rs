@@ -119,6 +119,7 @@ fn edits_on_a_live_mechanism_match_the_same_edits_made_in_the_file() {
         rate: Default::default(),
         extra: None,
         residuals: Vec::new(),
+        compliance: None,
     })
     .unwrap();
     same_as_fresh(&mut m, &file, "part and joint added");
@@ -231,6 +232,7 @@ fn link(tip: Scalar) -> Assembly {
         rate: Default::default(),
         extra: None,
         residuals: Vec::new(),
+        compliance: None,
     })
     .unwrap();
     a

@@ -512,6 +512,7 @@ impl<'a> Reader<'_, 'a> {
             rate: Default::default(),
             extra: None,
             residuals: Vec::new(),
+            compliance: None,
         };
         let mut extra = serde_json::Map::new();
         if joint_type == JointType::CurveContact {

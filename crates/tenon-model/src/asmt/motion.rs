@@ -288,6 +288,7 @@ impl<'a> Reader<'_, 'a> {
                 &json!({ "asmt": { "GeneralMotion": self.raw_block(m) } }),
             )),
             residuals: Vec::new(),
+            compliance: None,
         };
         assembly
             .add_joint(joint)

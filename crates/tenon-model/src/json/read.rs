@@ -559,9 +559,14 @@ fn read_joint(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<Joint> {
         }
         None => Vec::new(),
     };
+    let compliance = match o.get("compliance") {
+        Some(v) => Some(scalar_syntax(v, &o.at("compliance"))?),
+        None => None,
+    };
     let extra = o.extra();
     o.finish()?;
     Ok(Joint {
+        compliance,
         id,
         joint_type,
         i,

@@ -302,6 +302,9 @@ fn joint(assembly: &Assembly, j: &Joint) -> Value {
         let residuals = j.residuals.iter().cloned().map(Value::String).collect();
         map.insert("residuals".into(), Value::Array(residuals));
     }
+    if let Some(c) = &j.compliance {
+        map.insert("compliance".into(), scalar(c));
+    }
     let mut limits = Map::new();
     let range = |r: &crate::joint::Range| {
         Value::Array(
