@@ -12,12 +12,25 @@
 //! on the left), the step `exp(h / 6 (k1 + 2 k2 + 2 k3 + k4)) q_n`. That is fourth order
 //! for rotations about a fixed axis (planar mechanisms) and second order in general
 //! (no `dexp` correction); generalized-alpha is the accurate method.
+//!
+//! A compliant equation (compliance `a`) is a regularised row of the same system: its
+//! force is that of its spring at the pose the step `h` predicts, `a lambda = C + h C'
+//! + h^2 C''`, that is
+//!
+//! ```text
+//! J a - (a / h^2) lambda = -gamma - (C + h C') / h^2
+//! ```
+//!
+//! (the seeds' soft constraint: softness `a / h^2` added to `J M^-1 J^T`). It is stable
+//! at any stiffness; against the exact spring it adds the mass `h^2 / a` and the damping
+//! `h / a` (a damping ratio of `h omega / 2` at the spring's frequency `omega`), so its
+//! frequency is right to `(h omega)^2 / 2`.
 
 use tenon_system::TangentJacobian;
 
 use crate::error::DynamicsError;
 use crate::run::{times, Inputs, Run, Step};
-use crate::start::{compliant_forces, pick, solve_refined, spread};
+use crate::start::{pick, solve_refined, spread};
 
 /// Accelerations, multipliers and the largest residual at a state.
 type Rates = (Vec<f64>, Vec<f64>, f64);
@@ -33,6 +46,7 @@ impl Run {
         inputs: Inputs<'_>,
         (state, params): (&[f64], &[f64]),
         velocity: &[f64],
+        h: f64,
     ) -> Result<Option<Rates>, DynamicsError> {
         let problem = inputs.problem;
         let n = velocity.len();
@@ -41,19 +55,20 @@ impl Run {
         let residuals = self.evaluator.residuals().to_vec();
         let jac: TangentJacobian = self.evaluator.jacobian().clone();
         let placed = inputs.dynamics.placed(state);
+        // The rows solved: the independent rigid ones and the compliant ones.
+        let soft_terms: Vec<f64> = self.soft.iter().map(|a| a / (h * h)).collect();
         self.kkt_valid = self.kkt.factor(
             (&placed, &[]),
             n,
             &jac,
-            (&self.rigid, &self.weights, &[]),
+            (&self.active, &self.weights, &soft_terms),
             self.careful > 0,
         );
         if !self.kkt_valid {
             return Ok(None);
         }
         let kkt = &self.kkt;
-        let (mut f, _) = Run::forces(inputs, &placed, state, velocity, n);
-        let springs = compliant_forces(&self.soft, &residuals, &jac, &mut f);
+        let (f, _) = Run::forces(inputs, &placed, state, velocity, n);
         let c_t: Vec<f64> = inputs
             .rates
             .velocity_rhs(&mut self.work, (state, params))?
@@ -67,27 +82,29 @@ impl Run {
         let jv = times(&jac, velocity);
         let (alpha, beta) = self.settings.baumgarte;
         let rhs: Vec<f64> = (0..self.rows.len())
-            .map(|k| gamma[k] - 2.0 * alpha * (jv[k] + c_t[k]) - beta * beta * residuals[k])
+            .map(|k| {
+                let rate = jv[k] + c_t[k];
+                if self.soft[k] > 0.0 {
+                    gamma[k] - (residuals[k] + h * rate) / (h * h)
+                } else {
+                    gamma[k] - 2.0 * alpha * rate - beta * beta * residuals[k]
+                }
+            })
             .collect();
         let Some((a, y)) = solve_refined(
             kkt,
-            (&placed, &jac, &self.rigid),
+            (&placed, &jac, &self.active, &soft_terms),
             &f,
-            &pick(&rhs, &self.rigid),
+            &pick(&rhs, &self.active),
         ) else {
             return Ok(None);
         };
-        let mut lambda = spread(&y, &self.rigid, self.rows.len());
-        for (l, s) in lambda.iter_mut().zip(&springs) {
-            if let Some(s) = s {
-                *l = *s;
-            }
-        }
-        // A compliant row holds as its spring (`C - a lambda = 0` by construction).
+        let lambda = spread(&y, &self.active, self.rows.len());
+        // The rigid rows' residuals (a compliant row stretches as its spring does).
         let held = residuals
             .iter()
-            .zip(&springs)
-            .filter(|(_, s)| s.is_none())
+            .zip(&self.soft)
+            .filter(|(_, &a)| a == 0.0)
             .fold(0.0f64, |m, (c, _)| m.max(c.abs()));
         Ok(Some((a, lambda, held)))
     }
@@ -102,7 +119,16 @@ impl Run {
         let n = self.velocity.len();
         let h = target - self.time;
         let v0 = self.velocity.clone();
-        let a0 = self.acceleration.clone();
+        // With compliant rows the rates depend on the step: the first stage's anew.
+        let a0 = if self.soft.iter().any(|&a| a > 0.0) {
+            let (state, params) = (self.state.clone(), self.params.clone());
+            let Some((a, _, _)) = self.baumgarte_rates(inputs, (&state, &params), &v0, h)? else {
+                return Ok(false);
+            };
+            a
+        } else {
+            self.acceleration.clone()
+        };
         let mut ks: Vec<Stage> = vec![(v0.clone(), a0)];
         for (fraction, from) in [(0.5, 0usize), (0.5, 1), (1.0, 2)] {
             let (kv, ka) = &ks[from];
@@ -116,7 +142,7 @@ impl Run {
                 self.time + h * fraction,
                 (&mut state, &mut params),
             )?;
-            let Some((a, _, _)) = self.baumgarte_rates(inputs, (&state, &params), &velocity)?
+            let Some((a, _, _)) = self.baumgarte_rates(inputs, (&state, &params), &velocity, h)?
             else {
                 return Ok(false);
             };
@@ -140,7 +166,8 @@ impl Run {
         let mut state = self.state.clone();
         let mut params = self.params.clone();
         self.moved(inputs, &increment, target, (&mut state, &mut params))?;
-        let Some((a, lambda, held)) = self.baumgarte_rates(inputs, (&state, &params), &velocity)?
+        let Some((a, lambda, held)) =
+            self.baumgarte_rates(inputs, (&state, &params), &velocity, h)?
         else {
             return Ok(false);
         };

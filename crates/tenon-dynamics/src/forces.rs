@@ -131,7 +131,11 @@ impl Dynamics {
     /// stretched by its residual `C` (model units: length per force for an equation that
     /// measures a length, radian per torque for one that measures an angle). 0 makes it
     /// rigid again. Finite and not negative.
-    pub fn set_compliance(&mut self, equation: usize, compliance: f64) -> Result<(), DynamicsError> {
+    pub fn set_compliance(
+        &mut self,
+        equation: usize,
+        compliance: f64,
+    ) -> Result<(), DynamicsError> {
         if !(compliance.is_finite() && compliance >= 0.0) {
             return Err(DynamicsError::BadInput(format!(
                 "a compliance must be 0 or more, is {compliance}"

@@ -706,10 +706,22 @@ fn minimum_norm(jac: &TangentJacobian, lambda: &[f64], soft: &[f64]) -> Vec<f64>
         }
     }
     let mut out: Vec<f64> = (0..m)
-        .map(|r| if is_soft(r) { lambda.get(r).copied().unwrap_or(0.0) } else { 0.0 })
+        .map(|r| {
+            if is_soft(r) {
+                lambda.get(r).copied().unwrap_or(0.0)
+            } else {
+                0.0
+            }
+        })
         .collect();
     let rigid: Vec<f64> = (0..m)
-        .map(|r| if is_soft(r) { 0.0 } else { lambda.get(r).copied().unwrap_or(0.0) })
+        .map(|r| {
+            if is_soft(r) {
+                0.0
+            } else {
+                lambda.get(r).copied().unwrap_or(0.0)
+            }
+        })
         .collect();
     for b in &basis {
         let d: f64 = b.iter().zip(&rigid).map(|(x, y)| x * y).sum();

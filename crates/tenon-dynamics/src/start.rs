@@ -48,7 +48,9 @@ pub(crate) fn start(
     run.max_residual = largest(&residuals);
     // Compliant rows are forces (their spring's), never redundant: dependence is looked
     // for among the rigid ones.
-    let rigid: Vec<usize> = (0..run.rows.len()).filter(|&k| run.soft[k] == 0.0).collect();
+    let rigid: Vec<usize> = (0..run.rows.len())
+        .filter(|&k| run.soft[k] == 0.0)
+        .collect();
     let dependent: Vec<usize> = if run.rows.len() <= DEPENDENCE_ROWS {
         crate::dependence::dependent_rows(&jac, &rigid, &run.weights, DEPENDENT)
             .into_iter()
@@ -91,7 +93,13 @@ pub(crate) fn start(
     let placed = inputs.dynamics.placed(&run.state);
     check_inertia_held(&placed, &jac, &run.weights)?;
     let mut kkt = Kkt::default();
-    if !kkt.factor((&placed, &[]), n, &jac, (&run.rigid, &run.weights, &[]), false) {
+    if !kkt.factor(
+        (&placed, &[]),
+        n,
+        &jac,
+        (&run.rigid, &run.weights, &[]),
+        false,
+    ) {
         return Err(DynamicsError::Start(
             "the KKT matrix could not be factored (a part whose inertia its joints do not \
              make up for?)"
@@ -117,7 +125,7 @@ pub(crate) fn start(
     let velocity = if given.rates.is_empty() {
         solve_refined(
             &kkt,
-            (&placed, &jac, &run.rigid),
+            (&placed, &jac, &run.rigid, &[]),
             &top,
             &pick(&velocity_rhs, &run.rigid),
         )
@@ -209,7 +217,13 @@ fn with_rates(
         if !kkt.factor((placed, &[]), n, &all, (&active, &run.weights, &[]), false) {
             return None;
         }
-        solve_refined(&kkt, (placed, &all, &active), top, &pick(&rhs, &active)).map(|(v, _)| v)
+        solve_refined(
+            &kkt,
+            (placed, &all, &active, &[]),
+            top,
+            &pick(&rhs, &active),
+        )
+        .map(|(v, _)| v)
     };
     let every: Vec<usize> = (0..rates.len()).collect();
     let Some(velocity) = solve(&every) else {
@@ -275,7 +289,7 @@ pub(crate) fn accelerations(
         .to_vec();
     let (a, y) = solve_refined(
         kkt,
-        (placed, jac, &run.rigid),
+        (placed, jac, &run.rigid, &[]),
         &f,
         &pick(&rhs, &run.rigid),
     )
@@ -330,10 +344,11 @@ pub(crate) fn spread(y: &[f64], positions: &[usize], len: usize) -> Vec<f64> {
     out
 }
 
-/// Solves the KKT system and refines the solution against the unregularised matrix.
+/// Solves the KKT system and refines the solution against the unregularised matrix
+/// (compliant rows keep their own term: `soft`, per row of `jac`, empty when none).
 pub(crate) fn solve_refined(
     kkt: &Kkt,
-    (placed, jac, active): (&[Placed], &TangentJacobian, &[usize]),
+    (placed, jac, active, soft): (&[Placed], &TangentJacobian, &[usize], &[f64]),
     f: &[f64],
     b: &[f64],
 ) -> Option<(Vec<f64>, Vec<f64>)> {
@@ -343,7 +358,12 @@ pub(crate) fn solve_refined(
         add_transposed(jac, &spread(&y, active, jac.rows), &mut top);
         let rf: Vec<f64> = f.iter().zip(&top).map(|(a, b)| a - b).collect();
         let jx = pick(&times(jac, &x), active);
-        let rb: Vec<f64> = b.iter().zip(&jx).map(|(a, b)| a - b).collect();
+        let rb: Vec<f64> = b
+            .iter()
+            .zip(&jx)
+            .zip(active.iter().zip(&y))
+            .map(|((b, jx), (&row, y))| b - jx + soft.get(row).copied().unwrap_or(0.0) * y)
+            .collect();
         let (dx, dy) = kkt.solve(&rf, &rb)?;
         for (a, d) in x.iter_mut().zip(&dx) {
             *a += d;

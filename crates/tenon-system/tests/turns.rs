@@ -34,7 +34,7 @@ fn joint(id: &str, t: JointType, i: MarkerRef, j: MarkerRef, fields: &[(Field, f
         rate: Default::default(),
         extra: None,
         residuals: Vec::new(),
-            compliance: None,
+        compliance: None,
     }
 }
 

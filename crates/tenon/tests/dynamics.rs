@@ -1106,10 +1106,11 @@ fn joint_rates_start_a_run() {
 }
 
 /// The block of `block_on_a_spring` hung by a compliant distance joint instead of the
-/// spring (compliance 1/50 m/N, the same stiffness): the same closed form, by both
-/// methods; the frequency from the velocity's returns through zero to 1e-6 relative;
-/// the joint's reaction is the spring's tension `k (length - 1)`; energy kept (the
-/// joint's stored energy counted as a spring's).
+/// spring (compliance 1/50 m/N, the same stiffness). Generalized-alpha: the same closed
+/// form, the joint's reaction the spring's tension `k (length - 1)`, energy kept (the
+/// joint's stored energy counted as a spring's). Both methods: the frequency from the
+/// velocity's returns through zero to 1e-6 relative. (Baumgarte's soft row damps by a
+/// ratio of `h omega / 2`, 2.5e-4 here: its positions and energy are checked to that.)
 #[test]
 fn compliant_distance_joint_oscillates_at_the_spring_mass_frequency() {
     let text = r#"{ "format": "tenon-assembly", "version": 1,
@@ -1132,11 +1133,13 @@ fn compliant_distance_joint_oscillates_at_the_spring_mass_frequency() {
     for method in [DynamicMethod::GeneralizedAlpha, DynamicMethod::Baumgarte] {
         let mut m = from_text(text);
         let t = run(&mut m, 4.0, 1e-4, 1e-4, method);
+        let exact = method == DynamicMethod::GeneralizedAlpha;
+        let (close, balance) = if exact { (1e-5, 1e-6) } else { (1e-2, 1e-2) };
         for f in t.frames.iter().step_by(50) {
             let y = f.parts[0].position[1];
             let expected = -1.0 - amplitude + amplitude * (omega * f.time).cos();
             assert!(
-                (y - expected).abs() < 1e-5 * amplitude,
+                (y - expected).abs() < close * amplitude,
                 "{method:?} t = {}: y {y} vs {expected}",
                 f.time
             );
@@ -1144,11 +1147,15 @@ fn compliant_distance_joint_oscillates_at_the_spring_mass_frequency() {
             let tension = k * (-y - 1.0);
             let pull = f.reactions[1].force[1];
             assert!(
-                (pull - tension).abs() < 1e-6 * mass * g,
+                !exact || (pull - tension).abs() < 1e-6 * mass * g,
                 "{method:?} t = {}: reaction {pull} vs tension {tension}",
                 f.time
             );
-            assert!(f.max_residual < 1e-9, "{method:?}: residual {}", f.max_residual);
+            assert!(
+                f.max_residual < 1e-9,
+                "{method:?}: residual {}",
+                f.max_residual
+            );
         }
         let returns: Vec<f64> = t
             .frames
@@ -1169,7 +1176,7 @@ fn compliant_distance_joint_oscillates_at_the_spring_mass_frequency() {
         let e0 = total_energy(&t.frames[0]);
         for f in t.frames.iter().step_by(50) {
             assert!(
-                (total_energy(f) - e0).abs() < 1e-6,
+                (total_energy(f) - e0).abs() < balance * mass * g * amplitude,
                 "{method:?}: energy at t = {} off by {}",
                 f.time,
                 total_energy(f) - e0
@@ -1182,7 +1189,7 @@ fn compliant_distance_joint_oscillates_at_the_spring_mass_frequency() {
 /// on the same axis, in degrees (compliance 2 degrees per N m, `k = 90 / pi` N m per
 /// radian) on a part of inertia 0.5 kg m^2 about the axis, started turning at 30
 /// degrees per second: `theta = (w0 / omega) sin(omega t)` with `omega = sqrt(k / I)`,
-/// by both methods. The joint's equations that the pin keeps at zero carry nothing.
+/// by generalized-alpha to 1e-6 of the amplitude (Baumgarte's soft row to 1e-2).
 #[test]
 fn compliant_revolute_is_a_torsion_spring_in_the_files_units() {
     let text = r#"{ "format": "tenon-assembly", "version": 1,
@@ -1203,14 +1210,80 @@ fn compliant_revolute_is_a_torsion_spring_in_the_files_units() {
     for method in [DynamicMethod::GeneralizedAlpha, DynamicMethod::Baumgarte] {
         let mut m = from_text(text);
         let t = run(&mut m, 2.0, 1e-4, 1e-3, method);
+        // Baumgarte's soft row damps by `exp(-h omega^2 t / 2)`: 6e-3 at 2 s.
+        let close = if method == DynamicMethod::GeneralizedAlpha {
+            1e-6
+        } else {
+            1e-2
+        };
         for f in &t.frames {
             let theta = z_angle(f.parts[0].quaternion);
             let expected = w0 / omega * (omega * f.time).sin();
             assert!(
-                (theta - expected).abs() < 1e-6 * w0 / omega,
+                (theta - expected).abs() < close * w0 / omega,
                 "{method:?} t = {}: angle {theta} vs {expected}",
                 f.time
             );
         }
     }
+}
+
+/// The seeds' coupled constraint (seed 003, chrono-C-all's `test_coupled_constraint`):
+/// `1.0 (distance - d0) + 0.5 (angle - 0.4)` between a body (1 kg, 0.22 kg m^2, at
+/// (0.45, 0.35) turned 0.4 rad, moving at (0.45, -0.35) and 0.5 rad/s) and an anchor at
+/// (-0.2, 0.1), 3,400 steps of 0.0045 s, its value measured here from the frames'
+/// poses (the angle unwrapped). With the seed's settings (Baumgarte 0.4 per step, its
+/// softness 0.016 and 0.032 as the compliance `(0.016 + 0.5^2 0.032) h^2`) it stays
+/// under the seed's 0.008; by index-3 generalized-alpha, rigid, at the Newton
+/// tolerance.
+#[test]
+fn coupled_constraint_of_the_seeds() {
+    let path = format!(
+        "{}/../../fixtures/dynamics/coupled-constraint.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let d0 = 0.65f64.hypot(0.25);
+    let worst = |t: &DynamicTrajectory| -> f64 {
+        let mut worst = 0.0f64;
+        let mut last: Option<f64> = None;
+        for f in &t.frames {
+            let p = &f.parts[0];
+            let mut angle = z_angle(p.quaternion);
+            if let Some(before) = last {
+                angle += (2.0 * std::f64::consts::PI)
+                    * ((before - angle) / (2.0 * std::f64::consts::PI)).round();
+            }
+            last = Some(angle);
+            let distance = (p.position[0] + 0.2).hypot(p.position[1] - 0.1);
+            worst = worst.max((1.0 * (distance - d0) + 0.5 * (angle - 0.4)).abs());
+        }
+        worst
+    };
+    let mut m = from_text(&text);
+    let settings = SimulationSettings::for_assembly(m.model(), None, None).unwrap();
+    assert_eq!(settings.integration.method, DynamicMethod::Baumgarte);
+    let soft = m.simulate(settings).unwrap();
+    assert!(soft.completed, "{:?}", soft.events);
+    assert_eq!(soft.frames.len(), 3401);
+    let soft_worst = worst(&soft);
+    assert!(soft_worst < 0.008, "Baumgarte: {soft_worst}");
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["joints"][1]["compliance"] = serde_json::json!(0);
+    doc["simulation"]["method"] = serde_json::json!("generalized_alpha");
+    let mut m = from_text(&doc.to_string());
+    let settings = SimulationSettings::for_assembly(m.model(), None, None).unwrap();
+    let rigid = m.simulate(settings).unwrap();
+    assert!(rigid.completed, "{:?}", rigid.events);
+    let rigid_worst = worst(&rigid);
+    assert!(rigid_worst < 1e-10, "index 3: {rigid_worst}");
+    // The body has moved far (it spirals out: one equation holds 1 of its 3 freedoms);
+    // both runs end near each other.
+    let (a, b) = (
+        &soft.frames.last().unwrap().parts[0].position,
+        &rigid.frames.last().unwrap().parts[0].position,
+    );
+    assert!(a[1] < -5.0, "{a:?}");
+    assert!((a[0] - b[0]).hypot(a[1] - b[1]) < 1e-3, "{a:?} vs {b:?}");
+    eprintln!("seed 003: largest |phi| Baumgarte {soft_worst:.3e}, index 3 {rigid_worst:.3e}");
 }

@@ -262,7 +262,10 @@ mod tests {
     /// row, each row written by `row(name, frame)`.
     fn series(frames: usize, row: impl Fn(&str, usize) -> String) -> String {
         let numbers: Vec<String> = (1..=frames).map(|k| k.to_string()).collect();
-        let mut text = format!("Assembly\nTimeSeries\nNumber\tInput\t{}\n", numbers.join("\t"));
+        let mut text = format!(
+            "Assembly\nTimeSeries\nNumber\tInput\t{}\n",
+            numbers.join("\t")
+        );
         let times: Vec<String> = (0..=frames).map(|k| format!("{k}.0 ")).collect();
         text += &format!("Time\t{}\n", times.join("\t"));
         text += "AssemblySeries /Assembly1\n";
