@@ -68,6 +68,7 @@ fn kind_name(kind: DynamicEventKind) -> &'static str {
         DynamicEventKind::StepRefined => "step_refined",
         DynamicEventKind::Redundant => "redundant",
         DynamicEventKind::LimitsIgnored => "limits_ignored",
+        DynamicEventKind::IllConditioned => "ill_conditioned",
         _ => "event",
     }
 }

@@ -77,7 +77,19 @@ pub enum EventKind {
     Redundant,
     /// Said once, at the start: joint limits are not enforced by dynamics yet.
     LimitsIgnored,
+    /// Said once, at the start: the constraint block `J M^-1 J^T` (rows scaled to a unit
+    /// diagonal) has a condition estimate above [`CONDITION_WARNING`]: the equations
+    /// named are nearly dependent (their reactions are ill-determined, and a small
+    /// force error moves them much).
+    IllConditioned,
 }
+
+/// Condition estimate of the scaled `J M^-1 J^T` above which a run warns (the square
+/// of the statics' threshold on `J`, 1e5, as the block is quadratic in `J`).
+pub const CONDITION_WARNING: f64 = 1e10;
+/// Up to this many rigid rows the start estimates the condition of `J M^-1 J^T`
+/// (dense eigenvalues).
+pub const CONDITION_ROWS: usize = 200;
 
 impl EventKind {
     /// Whether the run stops at it.

@@ -92,6 +92,22 @@ pub(crate) fn start(
     }
     let placed = inputs.dynamics.placed(&run.state);
     check_inertia_held(&placed, &jac, &run.weights)?;
+    if let Some((estimate, weak)) = conditioning(&placed, &jac, &run.rigid) {
+        if estimate > crate::run::CONDITION_WARNING {
+            events.push(Event {
+                time: run.time,
+                kind: EventKind::IllConditioned,
+                equations: weak.iter().map(|&k| run.rows[k]).collect(),
+                message: format!(
+                    "the joints' constraint block J M^-1 J^T is ill-conditioned (estimate \
+                     {estimate:.1e}, warned above {:.0e}): {} equation(s) are nearly \
+                     dependent; their reactions are ill-determined",
+                    crate::run::CONDITION_WARNING,
+                    weak.len()
+                ),
+            });
+        }
+    }
     let mut kkt = Kkt::default();
     if !kkt.factor(
         (&placed, &[]),
@@ -170,6 +186,85 @@ pub(crate) fn start(
     run.kkt_valid = run.rigid.len() == run.active.len();
     run.kkt = kkt;
     Ok(events)
+}
+
+/// The condition estimate of `J M^-1 J^T` over `rows` (positions of `jac`'s rows),
+/// scaled to a unit diagonal (rows in different units, parts of different masses do not
+/// count), and the rows that make it: those weighing at least a tenth of the largest in
+/// the eigenvector of its smallest eigenvalue. `None` above [`CONDITION_ROWS`] rows or
+/// where a part's mass matrix is singular (its joints make up for its inertia).
+fn conditioning(
+    placed: &[Placed],
+    jac: &TangentJacobian,
+    rows: &[usize],
+) -> Option<(f64, Vec<usize>)> {
+    use nalgebra::DMatrix;
+    let m = rows.len();
+    if !(2..=crate::run::CONDITION_ROWS).contains(&m) {
+        return None;
+    }
+    let inverses: Vec<nalgebra::Matrix6<f64>> = placed
+        .iter()
+        .map(|p| p.mass_matrix().try_inverse())
+        .collect::<Option<_>>()?;
+    let mut position = vec![usize::MAX; jac.rows];
+    for (k, &r) in rows.iter().enumerate() {
+        if let Some(slot) = position.get_mut(r) {
+            *slot = k;
+        }
+    }
+    let n = jac.columns;
+    let mut j = DMatrix::<f64>::zeros(m, n);
+    for &(r, c, v) in &jac.entries {
+        if let Some(&k) = position.get(r as usize) {
+            if k != usize::MAX && (c as usize) < n {
+                j[(k, c as usize)] += v;
+            }
+        }
+    }
+    // J M^-1, block by block (6 columns per part).
+    let mut b = DMatrix::<f64>::zeros(m, n);
+    for (p, inverse) in inverses.iter().enumerate() {
+        let at = 6 * p;
+        if at + 6 > n {
+            break;
+        }
+        let block = j.view((0, at), (m, 6)) * inverse;
+        b.view_mut((0, at), (m, 6)).copy_from(&block);
+    }
+    let mut g = &b * j.transpose();
+    let scale: Vec<f64> = (0..m).map(|k| g[(k, k)].abs().sqrt()).collect();
+    if scale.iter().any(|&s| !(s > 0.0 && s.is_finite())) {
+        return None;
+    }
+    for r in 0..m {
+        for c in 0..m {
+            g[(r, c)] /= scale[r] * scale[c];
+        }
+    }
+    let eigen = g.symmetric_eigen();
+    let (mut low, mut high) = (0, 0);
+    for k in 0..m {
+        if eigen.eigenvalues[k] < eigen.eigenvalues[low] {
+            low = k;
+        }
+        if eigen.eigenvalues[k] > eigen.eigenvalues[high] {
+            high = k;
+        }
+    }
+    let (smallest, largest) = (eigen.eigenvalues[low], eigen.eigenvalues[high]);
+    let estimate = if smallest > 0.0 {
+        largest / smallest
+    } else {
+        f64::INFINITY
+    };
+    let vector = eigen.eigenvectors.column(low);
+    let top = vector.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+    let weak = (0..m)
+        .filter(|&k| vector[k].abs() >= 0.1 * top)
+        .map(|k| rows[k])
+        .collect();
+    Some((estimate, weak))
 }
 
 /// Above this many given rates, a conflict names the rates that do not hold but not

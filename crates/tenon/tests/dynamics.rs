@@ -1287,3 +1287,63 @@ fn coupled_constraint_of_the_seeds() {
     assert!((a[0] - b[0]).hypot(a[1] - b[1]) < 1e-3, "{a:?} vs {b:?}");
     eprintln!("seed 003: largest |phi| Baumgarte {soft_worst:.3e}, index 3 {rigid_worst:.3e}");
 }
+
+/// The seeds' near-duplicate equations (ratios (1, 0) and (1 + 1e-8, 1e-6)) as two
+/// `expression` joints on the coupled-constraint body: the run warns once at the start
+/// that `J M^-1 J^T` is ill-conditioned, naming both joints. (The pair fixes the angle
+/// through a coefficient of 1e-6: Newton's steps then leave the weak row out and the
+/// run stops early, with a `not_solved` event, not an error.)
+#[test]
+fn nearly_dependent_joints_are_named_at_the_start() {
+    let path = format!(
+        "{}/../../fixtures/dynamics/coupled-constraint.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let d0 = 0.65f64.hypot(0.25);
+    let coupled = doc["joints"][1].clone();
+    let mut a = coupled.clone();
+    a["id"] = serde_json::json!("c1");
+    a["residuals"] = serde_json::json!([format!("distance - {d0}")]);
+    a.as_object_mut().unwrap().remove("compliance");
+    let mut b = a.clone();
+    b["id"] = serde_json::json!("c2");
+    b["residuals"] = serde_json::json!([format!(
+        "(1 + 1e-8) * (distance - {d0}) + 1e-6 * (angle - 0.4)"
+    )]);
+    doc["joints"] = serde_json::json!([doc["joints"][0].clone(), a, b]);
+    doc["simulation"]["method"] = serde_json::json!("generalized_alpha");
+    doc["simulation"]["end"] = serde_json::json!(0.045);
+    let mut m = from_text(&doc.to_string());
+    let settings = SimulationSettings::for_assembly(m.model(), None, None).unwrap();
+    let t = m.simulate(settings).unwrap();
+    let warned: Vec<_> = t
+        .events
+        .iter()
+        .filter(|e| e.kind == tenon::DynamicEventKind::IllConditioned)
+        .collect();
+    assert_eq!(warned.len(), 1, "{:?}", t.events);
+    let mut names: Vec<&str> = warned[0]
+        .joints
+        .iter()
+        .map(|&k| m.model().joint(k).unwrap().id.as_str())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["c1", "c2"], "{}", warned[0].message);
+    // The rigid coupled constraint alone (the fixture's, made rigid) is well conditioned.
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    doc["joints"][1]["compliance"] = serde_json::json!(0);
+    doc["simulation"]["end"] = serde_json::json!(0.045);
+    let mut m = from_text(&doc.to_string());
+    let settings = SimulationSettings::for_assembly(m.model(), None, None).unwrap();
+    let t = m.simulate(settings).unwrap();
+    assert!(
+        t.events
+            .iter()
+            .all(|e| e.kind != tenon::DynamicEventKind::IllConditioned),
+        "{:?}",
+        t.events
+    );
+}
