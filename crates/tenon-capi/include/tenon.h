@@ -16,7 +16,7 @@
 /**
  * The C API's minor version: functions added without changing existing ones.
  */
-#define TENON_API_MINOR 2
+#define TENON_API_MINOR 3
 
 /**
  * What a call did.
@@ -141,6 +141,19 @@ enum TenonStatus tenon_cluster_status(struct TenonMechanism *mechanism,
                                       size_t index,
                                       enum TenonClusterStatus *status,
                                       int64_t *dof);
+
+/**
+ * Cluster `index`'s condition estimate from the last diagnosis (the constraint
+ * Jacobian's, scaled as the solver scales columns; see `docs/diagnostics.md`), -1 when
+ * the diagnosis did not estimate it (clusters diagnosed sparse). Above 1e5 the report
+ * names the nearly dependent joints (`tenon_report_json`: `nearly_dependent`).
+ *
+ * # Safety
+ * `mechanism` is a live handle (or null); `estimate` null or writable.
+ */
+enum TenonStatus tenon_cluster_condition(struct TenonMechanism *mechanism,
+                                         size_t index,
+                                         double *estimate);
 
 /**
  * How many joints the last diagnosis found redundant (`conflicting` false) or taking

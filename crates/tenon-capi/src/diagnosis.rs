@@ -158,6 +158,32 @@ pub unsafe extern "C" fn tenon_cluster_status(
     })
 }
 
+/// Cluster `index`'s condition estimate from the last diagnosis (the constraint
+/// Jacobian's, scaled as the solver scales columns; see `docs/diagnostics.md`), -1 when
+/// the diagnosis did not estimate it (clusters diagnosed sparse). Above 1e5 the report
+/// names the nearly dependent joints (`tenon_report_json`: `nearly_dependent`).
+///
+/// # Safety
+/// `mechanism` is a live handle (or null); `estimate` null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn tenon_cluster_condition(
+    mechanism: *mut TenonMechanism,
+    index: usize,
+    estimate: *mut f64,
+) -> TenonStatus {
+    guard(|| {
+        // SAFETY: the function's contract on `mechanism`.
+        let h = unsafe { handle(mechanism)? };
+        let cluster = diagnosed(h)?
+            .clusters
+            .get(index)
+            .ok_or_else(|| Failure::new(TenonStatus::WrongLength, format!("no cluster {index}")))?;
+        let value = cluster.conditioning.as_ref().map_or(-1.0, |c| c.estimate);
+        // SAFETY: the function's contract on `estimate`.
+        unsafe { value_out(estimate, value, "estimate") }
+    })
+}
+
 /// The diagnosis's redundant joints, or conflicting ones, in file order.
 fn joints(h: &TenonMechanism, conflicting: bool) -> Result<Vec<String>, Failure> {
     let d = diagnosed(h)?;

@@ -54,4 +54,4 @@ pub use status::*;
 /// this library.
 pub const TENON_API_MAJOR: u32 = 1;
 /// The C API's minor version: functions added without changing existing ones.
-pub const TENON_API_MINOR: u32 = 2;
+pub const TENON_API_MINOR: u32 = 3;

@@ -238,6 +238,36 @@ static void names_conflicting_joints(void) {
     tenon_mechanism_free(m);
 }
 
+static void estimates_the_condition(void) {
+    /* The seeds' near-duplicate couplings: (1, 0) and (1 + 1e-8, 1e-6). */
+    const char *text =
+        "{\"format\": \"tenon-assembly\", \"version\": 1,"
+        " \"units\": {\"length\": \"m\", \"angle\": \"rad\"},"
+        " \"parts\": ["
+        "  {\"id\": \"ground\", \"grounded\": true,"
+        "   \"markers\": {\"anchor\": {\"position\": [-0.2, 0.1, 0]}}},"
+        "  {\"id\": \"body\", \"placement\": {\"position\": [0.45, 0.35, 0],"
+        "   \"rotation\": {\"axis\": [0, 0, 1], \"angle\": 0.4}}, \"markers\": {\"c\": {}}}],"
+        " \"joints\": ["
+        "  {\"id\": \"plane\", \"type\": \"planar\", \"i\": {\"part\": \"body\", \"marker\": \"c\"},"
+        "   \"j\": {\"part\": \"ground\", \"marker\": \"anchor\"}},"
+        "  {\"id\": \"c1\", \"type\": \"expression\", \"i\": {\"part\": \"body\", \"marker\": \"c\"},"
+        "   \"j\": {\"part\": \"ground\", \"marker\": \"anchor\"},"
+        "   \"residuals\": [\"distance - sqrt(0.65^2 + 0.25^2)\"]},"
+        "  {\"id\": \"c2\", \"type\": \"expression\", \"i\": {\"part\": \"body\", \"marker\": \"c\"},"
+        "   \"j\": {\"part\": \"ground\", \"marker\": \"anchor\"},"
+        "   \"residuals\": [\"(1 + 1e-8) * (distance - sqrt(0.65^2 + 0.25^2)) + 1e-6 * (angle - 0.4)\"]}]}";
+    TenonMechanism *m = NULL;
+    CALL(tenon_mechanism_from_json(text, "near.json", &m), TENON_STATUS_OK);
+    double estimate = 0.0;
+    CALL(tenon_cluster_condition(m, 0, &estimate), TENON_STATUS_BAD_INPUT);
+    CALL(tenon_diagnose(m), TENON_STATUS_OK);
+    CALL(tenon_cluster_condition(m, 0, &estimate), TENON_STATUS_OK);
+    EXPECT(estimate > 1e5);
+    CALL(tenon_cluster_condition(m, 3, &estimate), TENON_STATUS_WRONG_LENGTH);
+    tenon_mechanism_free(m);
+}
+
 static void runs_the_kinematics(void) {
     const char *text =
         "{\"format\": \"tenon-assembly\", \"version\": 1,"
@@ -364,6 +394,7 @@ int main(int argc, char **argv) {
     drags_the_crank_a_full_turn();
     names_conflicting_joints();
     places_joints_within_a_tolerance();
+    estimates_the_condition();
     runs_the_kinematics();
     refuses_bad_input();
     for (int k = 1; k < argc; k++) {
