@@ -211,3 +211,40 @@ fn check_reports_freedoms_redundancy_and_conflicts() {
     let o = tenon().arg("check").arg(dir.path()).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// The compliant carriage: the strap (compliant) gives way 10 mm to the stop (rigid);
+/// the solve succeeds and says how far, in text and JSON.
+#[test]
+fn a_compliant_joint_that_gives_way_is_reported() {
+    let o = tenon()
+        .arg("solve")
+        .arg(fixture("compliant-carriage.json"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["status"], "solved");
+    assert_eq!(report["yielded"][0]["joint"], "strap");
+    let length = report["yielded"][0]["length"].as_f64().unwrap();
+    assert!((length - 10.0).abs() < 1e-9, "{length}");
+    assert_eq!(report["yielded"].as_array().unwrap().len(), 1);
+    assert!((report["parts"]["carriage"]["position"][0].as_f64().unwrap() - 100.0).abs() < 1e-9);
+    let text = tenon()
+        .arg("solve")
+        .arg(fixture("compliant-carriage.json"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        stdout.contains(
+            "compliant joint 'strap' gives way where the joints disagree: off by 1.0000e1 mm"
+        ),
+        "{stdout}"
+    );
+}

@@ -95,6 +95,22 @@ pub fn messages(assembly: &Assembly, report: &Report) -> Vec<String> {
             m.push(format!("joint '{id}' is held at its {bound} {what} limit"));
         }
     }
+    let [(_, length_unit), (_, angle_unit), _, _] = assembly.units().names();
+    let per_angle = assembly.units().angle.radians();
+    for y in &report.yielded {
+        let mut off = Vec::new();
+        if y.length > 0.0 {
+            off.push(format!("{:.4e} {length_unit}", y.length));
+        }
+        if y.angle > 0.0 {
+            off.push(format!("{:.4e} {angle_unit}", y.angle / per_angle));
+        }
+        m.push(format!(
+            "compliant joint '{}' gives way where the joints disagree: off by {}",
+            joint_name(assembly, y.joint),
+            off.join(" and ")
+        ));
+    }
     for k in &report.flipped {
         m.push(format!(
             "joint '{}' changed branch: an aligned axis ended reversed from the starting pose",
@@ -174,8 +190,28 @@ pub fn solve_json(assembly: &Assembly, report: &Report, diagnosis: Option<&Diagn
         "dof": report.dof,
         "parts": pose_json(assembly),
         "clusters": clusters,
+        "yielded": yielded_json(assembly, report),
         "messages": notes,
     })
+}
+
+/// Compliant joints that gave way: each joint, its largest length residual (model
+/// units) and angle residual (the file's angle unit).
+pub fn yielded_json(assembly: &Assembly, report: &Report) -> Value {
+    let per_angle = assembly.units().angle.radians();
+    Value::Array(
+        report
+            .yielded
+            .iter()
+            .map(|y| {
+                json!({
+                    "joint": joint_name(assembly, y.joint),
+                    "length": y.length,
+                    "angle": y.angle / per_angle,
+                })
+            })
+            .collect(),
+    )
 }
 
 /// The tolerances a report's solve judged by: `length` (model units, scaled with the

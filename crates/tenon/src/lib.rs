@@ -71,6 +71,7 @@
 
 #![warn(missing_docs)]
 
+mod compliance;
 mod dynamics;
 mod edit;
 mod error;
@@ -78,6 +79,7 @@ mod kinematics;
 mod mechanism;
 mod report;
 
+pub use compliance::{Yield, YIELD_COLUMNS};
 pub use dynamics::{
     DynamicEvent, DynamicEventKind, DynamicFrame, DynamicFrames, DynamicMethod, DynamicTrajectory,
     Effort, Energy, IntegrationSettings, Reaction, SimulationSettings,

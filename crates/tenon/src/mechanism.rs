@@ -8,9 +8,10 @@
 use std::path::Path;
 
 use tenon_model::{Assembly, JointKey, PartKey, Placement, Pose, Scalar};
-use tenon_solve::{Diagnosis, Problem, SolveOptions, Stages};
+use tenon_solve::{Diagnosis, Problem, SolveOptions, Stages, Status};
 use tenon_system::{Compiled, System};
 
+use crate::compliance::Yield;
 use crate::report::{Phase, Report};
 use crate::Error;
 
@@ -234,9 +235,38 @@ impl Mechanism {
         &mut self,
         progress: &mut dyn FnMut(Phase),
     ) -> Result<Report, Error> {
-        let (state, params, raw) = self.trial_solve(progress)?;
-        let report = Report::new(&self.built.system, raw);
+        let (state, params, raw, yielded) = self.yielding_solve(progress)?;
+        let mut report = Report::new(&self.built.system, raw);
+        report.yielded = yielded;
         Ok(self.settle(state, params, report))
+    }
+
+    /// A trial solve; where it fails because joints disagree and some are compliant,
+    /// those give way (the rigid ones must hold: see `crate::compliance`), and their
+    /// yields in file order.
+    #[allow(clippy::type_complexity)]
+    fn yielding_solve(
+        &mut self,
+        progress: &mut dyn FnMut(Phase),
+    ) -> Result<(Vec<f64>, Vec<f64>, tenon_solve::SolveReport, Vec<Yield>), Error> {
+        let (state, params, raw) = self.trial_solve(progress)?;
+        if raw.converged {
+            return Ok((state, params, raw, Vec::new()));
+        }
+        let Some(compliance) = crate::compliance::compliances(&self.assembly, &self.built.system)
+        else {
+            return Ok((state, params, raw, Vec::new()));
+        };
+        let (mut s, mut p, mut r) = (state.clone(), params.clone(), raw.clone());
+        let equations = (&self.built.system, &self.built.compiled);
+        let Some(mut yielded) =
+            crate::compliance::yield_compliant(equations, &compliance, (&mut s, &mut p), &mut r)
+        else {
+            return Ok((state, params, raw, Vec::new()));
+        };
+        let order: Vec<JointKey> = self.assembly.joints().map(|(k, _)| k).collect();
+        yielded.sort_by_key(|y| order.iter().position(|&k| k == y.joint));
+        Ok((s, p, r, yielded))
     }
 
     /// Solves from the current state into copies of it.
@@ -278,11 +308,32 @@ impl Mechanism {
         &mut self,
         progress: &mut dyn FnMut(Phase),
     ) -> Result<Diagnosis, Error> {
-        let (state, params, raw) = self.trial_solve(progress)?;
+        let (state, params, raw, yielded) = self.yielding_solve(progress)?;
         progress(Phase::Diagnosing);
-        let diagnosis =
+        let mut diagnosis =
             tenon_solve::diagnose(&self.problem(), &state, &params, &raw, self.options)?;
-        let report = Report::new(&self.built.system, raw);
+        if !yielded.is_empty() {
+            // Joints that disagree where compliant ones gave way are not a conflict: the
+            // compliant ones repeat what the others hold (redundant), and the report's
+            // notes say how far each gave way.
+            let gave: Vec<JointKey> = yielded.iter().map(|y| y.joint).collect();
+            for c in &mut diagnosis.clusters {
+                let (kept, eased): (Vec<_>, Vec<_>) = std::mem::take(&mut c.conflicts)
+                    .into_iter()
+                    .partition(|k| !k.joints.iter().any(|j| gave.contains(j)));
+                c.conflicts = kept;
+                for j in eased.iter().flat_map(|k| k.joints.iter()) {
+                    if gave.contains(j) && !c.redundant.contains(j) {
+                        c.redundant.push(*j);
+                    }
+                }
+                if !eased.is_empty() && c.conflicts.is_empty() {
+                    c.status = Status::OverConstrained;
+                }
+            }
+        }
+        let mut report = Report::new(&self.built.system, raw);
+        report.yielded = yielded;
         self.settle(state, params, report);
         Ok(diagnosis)
     }

@@ -93,6 +93,9 @@ pub struct Report {
     pub grounding: Grounding,
     /// The tolerances the equations were judged by.
     pub tolerances: Tolerances,
+    /// Compliant joints that gave way where joints disagree (file order; see
+    /// `docs/format-notes.md`): the rigid joints hold and these are off by this much.
+    pub yielded: Vec<crate::compliance::Yield>,
 }
 
 /// What equation `row` of `system` comes from.
@@ -167,6 +170,7 @@ impl Report {
             unsatisfied,
             flipped: r.flipped,
             tolerances: r.tolerances,
+            yielded: Vec::new(),
             grounding: match system.grounding() {
                 tenon_system::Grounding::Explicit | tenon_system::Grounding::Floating => {
                     Grounding::Explicit
