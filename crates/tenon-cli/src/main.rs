@@ -47,6 +47,10 @@ enum Command {
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
+        /// Find the static equilibrium under the file's loads and gravity, compliant
+        /// joints acting as springs (a plain solve does not read forces).
+        #[arg(long)]
+        equilibrium: bool,
     },
     /// Solve, then report degrees of freedom, redundant and conflicting joints and the
     /// motions each part has left.
@@ -201,6 +205,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             tolerance,
             output,
             json,
+            equilibrium,
         } => solve::run(
             &file,
             &solve::Given {
@@ -208,7 +213,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 tolerance,
             },
             output.as_deref(),
-            json,
+            solve::Show { json, equilibrium },
         ),
         Command::Check {
             file,

@@ -125,27 +125,43 @@ pub(crate) fn load(file: &Path, given: &Given<'_>) -> Result<(Mechanism, Progres
     Ok((mechanism, progress))
 }
 
+/// What `tenon solve` computes and how it prints it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Show {
+    /// `--json`.
+    pub(crate) json: bool,
+    /// `--equilibrium`: the static equilibrium under the file's forces.
+    pub(crate) equilibrium: bool,
+}
+
 pub(crate) fn run(
     file: &Path,
     given: &Given<'_>,
     output: Option<&Path>,
-    as_json: bool,
+    show: Show,
 ) -> Result<(), Failure> {
+    let as_json = show.json;
     let name = file.display().to_string();
     if let Some(out) = output {
         out_file::check(out, &[file])?;
     }
     let (mut mechanism, progress) = load(file, given)?;
-    let report = mechanism
-        .solve_with_progress(&mut |p| progress.phase(p))
-        .map_err(|e| Failure {
-            status: 1,
-            error: anyhow!("{name}: {e}"),
-        })?;
+    let report = if show.equilibrium {
+        mechanism.equilibrium()
+    } else {
+        mechanism.solve_with_progress(&mut |p| progress.phase(p))
+    }
+    .map_err(|e| Failure {
+        status: 1,
+        error: anyhow!("{name}: {e}"),
+    })?;
     // The JSON report names redundant and conflicting joints (the spec's solve report
     // has them) where the analysis costs about what the solve did: up to
     // NAMED_JOINTS_PARTS parts; beyond, `tenon check` names them.
-    let diagnosis = if as_json && mechanism.model().part_count() <= tenon_report::NAMED_JOINTS_PARTS
+    // (Not after an equilibrium: the diagnosis solves again, without the forces.)
+    let diagnosis = if as_json
+        && !show.equilibrium
+        && mechanism.model().part_count() <= tenon_report::NAMED_JOINTS_PARTS
     {
         Some(mechanism.diagnose().map_err(|e| Failure {
             status: 1,

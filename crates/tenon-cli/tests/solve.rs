@@ -248,3 +248,63 @@ fn a_compliant_joint_that_gives_way_is_reported() {
         "{stdout}"
     );
 }
+
+/// `--equilibrium`: a carriage on a rail held by a compliant strap (0.002 mm/N) and
+/// pushed by 50 N along the rail stretches the strap by 0.1 mm; a plain solve does
+/// not read the load; pushed along a freedom nothing holds, no equilibrium (exit 1).
+#[test]
+fn equilibrium_stretches_a_compliant_joint_by_load_times_compliance() {
+    let text = r#"{ "format": "tenon-assembly", "version": 1,
+      "units": { "length": "mm", "angle": "deg" },
+      "parts": [
+        { "id": "ground", "grounded": true, "markers": {
+            "origin": {}, "rail": { "rotation": { "axis": [0, 1, 0], "angle": 90 } } } },
+        { "id": "carriage", "placement": { "position": [100, 0, 0] }, "markers": {
+            "c": {}, "rail": { "rotation": { "axis": [0, 1, 0], "angle": 90 } } } } ],
+      "joints": [
+        { "id": "rail", "type": "slider", "i": { "part": "carriage", "marker": "rail" },
+          "j": { "part": "ground", "marker": "rail" } },
+        { "id": "strap", "type": "distance", "distance": 100, "compliance": 0.002,
+          "i": { "part": "carriage", "marker": "c" }, "j": { "part": "ground", "marker": "origin" } } ],
+      "forces": { "loads": [ { "part": "carriage", "force": [50, 0, 0], "torque": [0, 0, 0] } ] } }"#;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pushed.json");
+    std::fs::write(&file, text).unwrap();
+    let x = |args: &[&str]| -> f64 {
+        let o = tenon()
+            .arg("solve")
+            .arg(&file)
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        report["parts"]["carriage"]["position"][0].as_f64().unwrap()
+    };
+    assert!((x(&[]) - 100.0).abs() < 1e-12);
+    assert!((x(&["--equilibrium"]) - 100.1).abs() < 1e-9);
+    let free = dir.path().join("free.json");
+    std::fs::write(
+        &free,
+        text.replace(r#", "compliance": 0.002"#, "").replace(
+            r#"{ "id": "strap", "type": "distance", "distance": 100,"#,
+            r#"{ "id": "strap", "type": "distance", "distance": 100, "suppressed": true,"#,
+        ),
+    )
+    .unwrap();
+    let o = tenon()
+        .arg("solve")
+        .arg(&free)
+        .arg("--equilibrium")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("no static equilibrium"), "{stderr}");
+}

@@ -1,5 +1,6 @@
 //! Compliant joints in statics: where a solve fails because joints disagree and some of
-//! them are compliant, the compliant ones give way.
+//! them are compliant, the compliant ones give way; and the static equilibrium under
+//! the file's loads and gravity, compliant joints as springs.
 //!
 //! The pose is the least-squares one the spec asks for: the rigid equations hold and
 //! the compliant ones are off by as little as their compliance allows,
@@ -15,6 +16,13 @@
 //! tangent space, retracted as the solver retracts. Only clusters up to
 //! [`YIELD_COLUMNS`] unknowns are tried (dense); a solve that holds every equation never
 //! comes here, so a compliant joint that can hold does.
+//!
+//! The equilibrium (`Mechanism::equilibrium`) minimises the same energy less the work
+//! of the loads and gravity, `f` their generalized force: the right-hand side's top is
+//! `f - J_s^T W C_s`, the matrix as above (the loads' change with the pose left out:
+//! the iteration converges to the exact balance all the same). A direction no joint
+//! holds along which a load pushes has no equilibrium: its steps grow past the model's
+//! reach and the equilibrium is refused.
 
 use nalgebra::{DMatrix, DVector};
 use tenon_model::{Assembly, JointKey};
@@ -86,25 +94,74 @@ fn tolerance_of(system: &System, report: &SolveReport, row: usize) -> f64 {
 /// joint's yield. `None` when the failure is not the compliant joints' (rigid equations
 /// that cannot hold, a cluster too large): the caller keeps the failure.
 pub(crate) fn yield_compliant(
-    (system, compiled): (&System, &Compiled),
+    equations: (&System, &Compiled),
     compliance: &[f64],
-    (state, params): (&mut Vec<f64>, &mut Vec<f64>),
+    pose: (&mut Vec<f64>, &mut Vec<f64>),
     report: &mut SolveReport,
 ) -> Option<Vec<Yield>> {
+    let any = report
+        .clusters
+        .iter()
+        .flat_map(|c| c.equations.iter())
+        .any(|&r| compliance.get(r).is_some_and(|&a| a > 0.0));
+    if !any {
+        return None;
+    }
+    match minimise(equations, compliance, &|_| None, pose, report) {
+        Minimised::Settled(yields) => Some(yields),
+        _ => None,
+    }
+}
+
+/// What [`minimise`] found.
+pub(crate) enum Minimised {
+    /// The rigid equations hold; the compliant ones yielded this much.
+    Settled(Vec<Yield>),
+    /// The rigid equations cannot hold, or the problem is too large.
+    Failed,
+    /// A load pushes along a direction no joint holds.
+    NoEquilibrium,
+}
+
+/// Minimises the compliant equations' energy less the work of `forces` (a generalized
+/// force per tangent column at a state; `None`: no forces) with the rigid equations
+/// held, from `state`; see the module's header.
+pub(crate) fn minimise(
+    (system, compiled): (&System, &Compiled),
+    compliance: &[f64],
+    forces: &dyn Fn(&[f64]) -> Option<Vec<f64>>,
+    (state, params): (&mut Vec<f64>, &mut Vec<f64>),
+    report: &mut SolveReport,
+) -> Minimised {
+    match minimise_inner(
+        (system, compiled),
+        compliance,
+        forces,
+        (state, params),
+        report,
+    ) {
+        Ok(yields) => Minimised::Settled(yields),
+        Err(true) => Minimised::NoEquilibrium,
+        Err(false) => Minimised::Failed,
+    }
+}
+
+/// [`minimise`]; `Err(true)`: no equilibrium, `Err(false)`: failed.
+fn minimise_inner(
+    (system, compiled): (&System, &Compiled),
+    compliance: &[f64],
+    forces: &dyn Fn(&[f64]) -> Option<Vec<f64>>,
+    (state, params): (&mut Vec<f64>, &mut Vec<f64>),
+    report: &mut SolveReport,
+) -> Result<Vec<Yield>, bool> {
     let rows: Vec<usize> = report
         .clusters
         .iter()
         .flat_map(|c| c.equations.iter().copied())
         .collect();
-    if rows
-        .iter()
-        .all(|&r| compliance.get(r).is_none_or(|&a| a == 0.0))
-    {
-        return None;
-    }
     let n = system.tangent_dimension();
     if n > YIELD_COLUMNS {
-        return None;
+        return Err(false);
     }
     let reach = report.tolerances.reach.max(1.0);
     let mut x = state.clone();
@@ -113,7 +170,7 @@ pub(crate) fn yield_compliant(
     for _ in 0..YIELD_ITERATIONS {
         let (residuals, jac) = system
             .tangent_jacobian_of_rows(compiled, &x, &p, &rows)
-            .ok()?;
+            .map_err(|_| false)?;
         let soft: Vec<usize> = (0..rows.len())
             .filter(|&k| compliance[rows[k]] > 0.0)
             .collect();
@@ -137,6 +194,11 @@ pub(crate) fn yield_compliant(
                 rhs[i] -= w * ri * residuals[k];
             }
         }
+        if let Some(f) = forces(&x) {
+            for (r, fc) in rhs.iter_mut().zip(f) {
+                *r += fc;
+            }
+        }
         let scale = (0..n).fold(0.0f64, |s, c| s.max(kkt[(c, c)].abs()));
         let jac_scale = dense.iter().fold(0.0f64, |s, v| s.max(v.abs()));
         // Levenberg's term keeps directions no equation reaches still (least change);
@@ -153,26 +215,32 @@ pub(crate) fn yield_compliant(
             kkt[(n + i, n + i)] = -1e-14 * jac_scale.max(f64::MIN_POSITIVE);
             rhs[n + i] = -residuals[k];
         }
-        let step = kkt.lu().solve(&rhs)?;
+        let step = kkt.lu().solve(&rhs).ok_or(false)?;
         if !step.iter().all(|v| v.is_finite()) {
-            return None;
+            return Err(false);
         }
         let delta: Vec<f64> = step.iter().take(n).copied().collect();
         let size = delta.iter().fold(0.0f64, |s, d| s.max(d.abs()));
+        if size > 10.0 * reach {
+            // A load pushing along a free direction: no balance.
+            return Err(true);
+        }
         let before = x.clone();
-        system.retract(&mut x, &delta).ok()?;
-        system.update_turns(compiled, &before, &x, &mut p).ok()?;
+        system.retract(&mut x, &delta).map_err(|_| false)?;
+        system
+            .update_turns(compiled, &before, &x, &mut p)
+            .map_err(|_| false)?;
         if size <= YIELD_STEP * reach {
             converged = true;
             break;
         }
     }
     if !converged {
-        return None;
+        return Err(false);
     }
     let (residuals, _) = system
         .tangent_jacobian_of_rows(compiled, &x, &p, &rows)
-        .ok()?;
+        .map_err(|_| false)?;
     // Every rigid equation must hold; the compliant ones are what yielded.
     let mut yields: Vec<Yield> = Vec::new();
     let mut rigid_worst = 0.0f64;
@@ -180,7 +248,7 @@ pub(crate) fn yield_compliant(
         let r = residuals[k].abs();
         if compliance[row] == 0.0 {
             if r > tolerance_of(system, report, row) {
-                return None;
+                return Err(false);
             }
             rigid_worst = rigid_worst.max(r);
             continue;
@@ -226,5 +294,126 @@ pub(crate) fn yield_compliant(
     report.max_residual = rigid_worst;
     *state = x;
     *params = p;
-    Some(yields)
+    Ok(yields)
+}
+
+impl crate::Mechanism {
+    /// The static equilibrium under the assembly's loads and gravity (on parts with
+    /// `mass`), compliant joints acting as springs of their compliance: the parts are
+    /// assembled as [`solve`](Self::solve) does, then moved until the loads balance the
+    /// compliant joints' forces with the rigid joints held (their reactions take the
+    /// rest). A compliant distance joint pulled along its line by a load `F` stretches
+    /// by `F` times its compliance. Springs between markers are not counted yet. An
+    /// assembly whose loads push a part along a freedom no joint holds has no
+    /// equilibrium: [`Error::Equilibrium`](crate::Error::Equilibrium), the mechanism
+    /// unchanged; so is one of more than [`YIELD_COLUMNS`] unknowns.
+    pub fn equilibrium(&mut self) -> Result<crate::Report, crate::Error> {
+        let (mut state, mut params, mut raw, yielded) = self.yielding_solve(&mut |_| {})?;
+        if !raw.converged {
+            let mut report = crate::Report::new(&self.built.system, raw);
+            report.yielded = yielded;
+            return Ok(self.settle(state, params, report));
+        }
+        let system = &self.built.system;
+        let compliance = compliances(&self.assembly, system)
+            .unwrap_or_else(|| vec![0.0; system.equations().len()]);
+        let loads = StaticLoads::new(&self.assembly, system);
+        let forces = |x: &[f64]| Some(loads.generalized(x));
+        match minimise(
+            (system, &self.built.compiled),
+            &compliance,
+            &forces,
+            (&mut state, &mut params),
+            &mut raw,
+        ) {
+            Minimised::Settled(mut y) => {
+                let order: Vec<JointKey> = self.assembly.joints().map(|(k, _)| k).collect();
+                y.sort_by_key(|y| order.iter().position(|&k| k == y.joint));
+                let mut report = crate::Report::new(&self.built.system, raw);
+                report.yielded = y;
+                Ok(self.settle(state, params, report))
+            }
+            Minimised::NoEquilibrium => Err(crate::Error::Equilibrium(
+                "the loads push a part along a freedom no joint holds: there is no static \
+                 equilibrium"
+                    .into(),
+            )),
+            Minimised::Failed => Err(crate::Error::Equilibrium(format!(
+                "not found (the rigid joints cannot hold under the compliant ones' pull, or \
+                 the assembly has more than {YIELD_COLUMNS} unknowns)"
+            ))),
+        }
+    }
+}
+
+/// One force on a free part: `(free part index, force, torque, point in part
+/// coordinates)`, model units.
+type PartLoad = (usize, [f64; 3], [f64; 3], [f64; 3]);
+
+/// The loads and gravity on free parts, in model units, for the equilibrium.
+struct StaticLoads {
+    loads: Vec<PartLoad>,
+}
+
+impl StaticLoads {
+    fn new(assembly: &Assembly, system: &System) -> StaticLoads {
+        let values = assembly.parameter_values();
+        let number = |s: &tenon_model::Scalar| values.value_of(s).filter(|x| x.is_finite());
+        let triple = |v: &[tenon_model::Scalar; 3]| -> Option<[f64; 3]> {
+            Some([number(&v[0])?, number(&v[1])?, number(&v[2])?])
+        };
+        let forces = assembly.forces();
+        let gravity = forces
+            .gravity
+            .as_ref()
+            .and_then(&triple)
+            .unwrap_or([0.0; 3]);
+        let mut loads = Vec::new();
+        for (k, free) in system.free_parts().iter().enumerate() {
+            let Some(part) = assembly.part(free.part) else {
+                continue;
+            };
+            let centre = part
+                .mass
+                .as_ref()
+                .and_then(|m| triple(&m.center_of_mass))
+                .unwrap_or([0.0; 3]);
+            if let Some(m) = part.mass.as_ref().and_then(|m| number(&m.mass)) {
+                loads.push((k, gravity.map(|g| g * m), [0.0; 3], centre));
+            }
+            for l in forces.loads.iter().filter(|l| l.part == free.part) {
+                let (Some(force), Some(torque)) = (triple(&l.force), triple(&l.torque)) else {
+                    continue;
+                };
+                let at = l.at.as_ref().and_then(&triple).unwrap_or(centre);
+                loads.push((k, force, torque, at));
+            }
+        }
+        StaticLoads { loads }
+    }
+
+    /// Generalized forces at `state`: per free part, the force, then its torque about the
+    /// part's origin (world axes), as the tangent columns are laid out.
+    fn generalized(&self, state: &[f64]) -> Vec<f64> {
+        let parts = state.len() / tenon_system::STATE_PER_PART;
+        let mut f = vec![0.0; tenon_system::TANGENT_PER_PART * parts];
+        for &(k, force, torque, at) in &self.loads {
+            let s = tenon_system::STATE_PER_PART * k;
+            let Some(q) = state.get(s + 3..s + 7) else {
+                continue;
+            };
+            let rotation = nalgebra::UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(
+                q[0], q[1], q[2], q[3],
+            ));
+            let arm = rotation * nalgebra::Vector3::from(at);
+            let force = nalgebra::Vector3::from(force);
+            let moment = arm.cross(&force) + nalgebra::Vector3::from(torque);
+            let t = tenon_system::TANGENT_PER_PART * k;
+            for c in 0..3 {
+                f[t + c] += force[c];
+                f[t + 3 + c] += moment[c];
+            }
+        }
+        f
+    }
 }

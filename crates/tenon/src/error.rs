@@ -55,6 +55,10 @@ pub enum Error {
     /// the start, too many steps).
     #[error("run settings: {0}")]
     BadRun(String),
+    /// A static equilibrium that does not exist (a load pushes a part along a freedom no
+    /// joint holds) or cannot be computed here (the message says which).
+    #[error("equilibrium: {0}")]
+    Equilibrium(String),
     /// A value that must be a finite number (or a non-zero quaternion) is not.
     #[error("{what}: not a usable number ({value})")]
     NotFinite {

@@ -245,7 +245,7 @@ impl Mechanism {
     /// those give way (the rigid ones must hold: see `crate::compliance`), and their
     /// yields in file order.
     #[allow(clippy::type_complexity)]
-    fn yielding_solve(
+    pub(crate) fn yielding_solve(
         &mut self,
         progress: &mut dyn FnMut(Phase),
     ) -> Result<(Vec<f64>, Vec<f64>, tenon_solve::SolveReport, Vec<Yield>), Error> {
@@ -286,7 +286,7 @@ impl Mechanism {
 
     /// Keeps a trial's state when it converged (a failed solve or drag leaves the state
     /// as it was), and its report as the last.
-    fn settle(&mut self, state: Vec<f64>, params: Vec<f64>, report: Report) -> Report {
+    pub(crate) fn settle(&mut self, state: Vec<f64>, params: Vec<f64>, report: Report) -> Report {
         if report.converged {
             self.built.state = state;
             self.built.params = params;

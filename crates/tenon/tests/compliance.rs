@@ -93,3 +93,76 @@ fn rigid_joints_that_disagree_still_conflict() {
     // The failed solve left the carriage where it was.
     assert!((x_of(&m) - 105.0).abs() < 1e-12);
 }
+
+/// The carriage on its rail, held only by a compliant distance joint to the origin
+/// (100 mm, `compliance` mm/N) and pushed along the rail by `push` N.
+fn pushed(compliance: &str, push: f64) -> Mechanism {
+    let text = format!(
+        r#"{{ "format": "tenon-assembly", "version": 1,
+          "units": {{ "length": "mm", "angle": "deg" }},
+          "parts": [
+            {{ "id": "ground", "grounded": true, "markers": {{
+                "origin": {{}}, "rail": {{ "rotation": {{ "axis": [0, 1, 0], "angle": 90 }} }} }} }},
+            {{ "id": "carriage", "placement": {{ "position": [100, 0, 0] }}, "markers": {{
+                "c": {{}}, "rail": {{ "rotation": {{ "axis": [0, 1, 0], "angle": 90 }} }} }} }} ],
+          "joints": [
+            {{ "id": "rail", "type": "slider", "i": {{ "part": "carriage", "marker": "rail" }},
+              "j": {{ "part": "ground", "marker": "rail" }} }},
+            {{ "id": "strap", "type": "distance", "distance": 100{compliance},
+              "i": {{ "part": "carriage", "marker": "c" }}, "j": {{ "part": "ground", "marker": "origin" }} }} ],
+          "forces": {{ "loads": [ {{ "part": "carriage", "force": [{push}, 0, 0], "torque": [0, 0, 0] }} ] }} }}"#
+    );
+    Mechanism::from_json(&text, Some("pushed.json")).unwrap()
+}
+
+#[test]
+fn a_compliant_joint_under_a_load_deflects_by_load_times_compliance() {
+    for (push, compliance) in [(50.0, 0.002), (-30.0, 0.05), (1e4, 1e-7)] {
+        let mut m = pushed(&format!(r#", "compliance": {compliance}"#), push);
+        // A plain solve does not read forces: the strap holds.
+        m.solve().unwrap();
+        assert!((x_of(&m) - 100.0).abs() < 1e-12);
+        let report = m.equilibrium().unwrap();
+        assert!(report.converged);
+        let stretch = push * compliance;
+        assert!(
+            (x_of(&m) - (100.0 + stretch)).abs() < 1e-9,
+            "push {push}: x = {} for {}",
+            x_of(&m),
+            100.0 + stretch
+        );
+        assert!((yield_of(&m, "strap").unwrap() - stretch.abs()).abs() < 1e-9);
+    }
+}
+
+#[test]
+fn rigid_joints_take_a_load_without_moving() {
+    let mut m = pushed("", 50.0);
+    let report = m.equilibrium().unwrap();
+    assert!(report.converged);
+    assert!(report.yielded.is_empty());
+    assert!((x_of(&m) - 100.0).abs() < 1e-12);
+}
+
+#[test]
+fn a_load_along_a_free_motion_has_no_equilibrium() {
+    // Without the strap the carriage slides freely along the rail it is pushed along.
+    let text = r#"{ "format": "tenon-assembly", "version": 1,
+      "parts": [
+        { "id": "ground", "grounded": true, "markers": { "rail": {} } },
+        { "id": "carriage", "placement": { "position": [0, 0, 100] }, "markers": { "rail": {} } } ],
+      "joints": [ { "id": "rail", "type": "slider", "i": { "part": "carriage", "marker": "rail" },
+                    "j": { "part": "ground", "marker": "rail" } } ],
+      "forces": { "loads": [ { "part": "carriage", "force": [0, 0, 5], "torque": [0, 0, 0] } ] } }"#;
+    let mut m = Mechanism::from_json(text, None).unwrap();
+    let err = m.equilibrium().unwrap_err();
+    assert!(matches!(err, tenon::Error::Equilibrium(_)), "{err}");
+    assert!(err.to_string().contains("no static equilibrium"), "{err}");
+    // Unchanged.
+    assert!((m.placement("carriage").unwrap().position[2] - 100.0).abs() < 1e-12);
+    // Pushed across the rail instead, the rail takes it.
+    let across = text.replace("[0, 0, 5]", "[5, 0, 0]");
+    let mut m = Mechanism::from_json(&across, None).unwrap();
+    assert!(m.equilibrium().unwrap().converged);
+    assert!((m.placement("carriage").unwrap().position[2] - 100.0).abs() < 1e-9);
+}
