@@ -33,7 +33,8 @@ create_exception!(
     SolveError,
     TenonError,
     "The equations cannot be made to hold where the call needs them to: a drag step \
-     refused (the parts stay where they were), a run that cannot start."
+     refused (the parts stay where they were), a run that cannot start, an equilibrium \
+     that does not exist."
 );
 create_exception!(
     tenon,
@@ -101,6 +102,7 @@ pub(crate) fn to_py(py: Python<'_>, e: tenon::Error) -> PyErr {
         | tenon::Error::UnknownJoint(ref name)
         | tenon::Error::UnknownParameter(ref name) => unknown_name(py, name, &text),
         tenon::Error::Solve(_) => InternalError::new_err(text),
+        tenon::Error::Equilibrium(_) => SolveError::new_err(text),
         _ => input_error_text(py, text.clone(), (None, None), &text),
     }
 }

@@ -190,6 +190,20 @@ impl Mechanism {
         })
     }
 
+    /// The static equilibrium under the file's loads and gravity, compliant joints as
+    /// springs (see the format notes); raises `SolveError` where there is none (a load
+    /// pushing along a freedom no joint holds), the poses unchanged.
+    fn equilibrium(&mut self, py: Python<'_>) -> PyResult<Report> {
+        guarded(|| {
+            self.changed();
+            let inner = &mut self.inner;
+            let r = py
+                .allow_threads(|| inner.equilibrium())
+                .map_err(|e| to_py(py, e))?;
+            Ok(report::make(&self.inner, &r, None))
+        })
+    }
+
     /// Solves, then diagnoses: degrees of freedom, redundant and conflicting joints,
     /// free motions (the whole in `report_json()`).
     fn diagnose(&mut self, py: Python<'_>) -> PyResult<Report> {

@@ -63,6 +63,10 @@ pub struct Report {
     /// model's reach from the origin), `angle` (radians), `geometric` (model units),
     /// `reach` (model units).
     pub tolerances: std::collections::BTreeMap<String, f64>,
+    /// Compliant joints that gave way where joints disagree (or under loads, after
+    /// `equilibrium()`): each joint's id, its largest length residual (model units) and
+    /// angle residual (the file's angle unit).
+    pub yielded: Vec<(String, f64, f64)>,
 }
 
 #[pymethods]
@@ -174,6 +178,14 @@ pub(crate) fn make(
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect(),
+        yielded: report
+            .yielded
+            .iter()
+            .map(|y| {
+                let per_angle = m.model().units().angle.radians();
+                (joint(y.joint), y.length, y.angle / per_angle)
+            })
+            .collect(),
     }
 }
 

@@ -89,3 +89,31 @@ def test_nearly_repeated_joints_are_named_with_the_condition_estimate():
     assert 1e5 < cluster.condition < 1e8
     assert cluster.nearly_dependent == ["c1", "c2"]
     assert m.solve().clusters[0].condition is None
+
+
+def test_a_compliant_joint_gives_way_and_says_how_far():
+    m = tenon.Mechanism.open(str(FIXTURES / "compliant-carriage.json"))
+    report = m.solve()
+    assert report.converged
+    assert [y[0] for y in report.yielded] == ["strap"]
+    assert report.yielded[0][1] == pytest.approx(10.0, abs=1e-9)
+    assert m.placement("carriage")[0][0] == pytest.approx(100.0, abs=1e-9)
+
+
+def test_equilibrium_stretches_a_compliant_joint_and_refuses_a_free_push():
+    doc = json.loads((FIXTURES / "compliant-carriage.json").read_text())
+    # Only the strap holds the carriage along the rail, pulled 100 mm from the anchor.
+    doc["joints"] = [j for j in doc["joints"] if j["id"] != "stop"]
+    doc["joints"][1]["compliance"] = 0.002
+    doc["parts"][1]["placement"]["position"] = [110, 0, 0]
+    doc["forces"] = {"loads": [{"part": "carriage", "force": [-50, 0, 0], "torque": [0, 0, 0]}]}
+    m = tenon.Mechanism.from_json(json.dumps(doc))
+    report = m.equilibrium()
+    assert report.converged
+    # Pushed toward the anchor's far side: the strap (to x = 210) stretches by 0.1.
+    assert m.placement("carriage")[0][0] == pytest.approx(110.0 - 0.1, abs=1e-9)
+    assert report.yielded[0][0] == "strap"
+    del doc["joints"][1]
+    m = tenon.Mechanism.from_json(json.dumps(doc))
+    with pytest.raises(tenon.SolveError, match="no static equilibrium"):
+        m.equilibrium()
