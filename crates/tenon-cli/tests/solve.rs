@@ -218,7 +218,7 @@ fn check_reports_freedoms_redundancy_and_conflicts() {
 fn a_compliant_joint_that_gives_way_is_reported() {
     let o = tenon()
         .arg("solve")
-        .arg(fixture("compliant-carriage.json"))
+        .arg(fixture("compliant/compliant-carriage.json"))
         .arg("--json")
         .output()
         .unwrap();
@@ -237,7 +237,7 @@ fn a_compliant_joint_that_gives_way_is_reported() {
     assert!((report["parts"]["carriage"]["position"][0].as_f64().unwrap() - 100.0).abs() < 1e-9);
     let text = tenon()
         .arg("solve")
-        .arg(fixture("compliant-carriage.json"))
+        .arg(fixture("compliant/compliant-carriage.json"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&text.stdout);

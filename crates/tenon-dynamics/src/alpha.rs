@@ -116,7 +116,11 @@ impl Run {
         if compliant && self.factored_h != h {
             self.kkt_valid = false;
         }
-        let soft_terms: Vec<f64> = self.soft.iter().map(|a| beta_prime * a).collect();
+        let soft_terms: Vec<f64> = if compliant {
+            self.soft.iter().map(|a| beta_prime * a).collect()
+        } else {
+            Vec::new()
+        };
         // Predictor: the acceleration and the multipliers of the last step. (Extrapolating
         // them linearly saved a quarter of the iterations on smooth runs but started
         // Newton badly at singular positions, where the multipliers turn sharply: A02
@@ -158,12 +162,17 @@ impl Run {
             }
             let (residuals, jac) = (self.evaluator.residuals(), self.evaluator.jacobian());
             // The equations as held: `C - a lambda` (just `C` on rigid rows).
-            let residuals: Vec<f64> = residuals
-                .iter()
-                .zip(&self.soft)
-                .zip(&lambda)
-                .map(|((c, a), l)| c - a * l)
-                .collect();
+            let residuals: std::borrow::Cow<'_, [f64]> = if compliant {
+                residuals
+                    .iter()
+                    .zip(&self.soft)
+                    .zip(&lambda)
+                    .map(|((c, a), l)| c - a * l)
+                    .collect::<Vec<f64>>()
+                    .into()
+            } else {
+                residuals.into()
+            };
             let placed = inputs.dynamics.placed(&state);
             // r = M a - f + J^T lambda.
             let (f, _) = Run::forces(inputs, &placed, &state, &velocity, n);
@@ -172,7 +181,7 @@ impl Run {
                 *x -= fx;
             }
             add_transposed(jac, &lambda, &mut r);
-            if !r.iter().chain(&residuals).all(|x| x.is_finite()) {
+            if !r.iter().chain(residuals.iter()).all(|x| x.is_finite()) {
                 return Ok(false);
             }
             self.iterations += 1;

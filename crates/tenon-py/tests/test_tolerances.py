@@ -92,7 +92,7 @@ def test_nearly_repeated_joints_are_named_with_the_condition_estimate():
 
 
 def test_a_compliant_joint_gives_way_and_says_how_far():
-    m = tenon.Mechanism.open(str(FIXTURES / "compliant-carriage.json"))
+    m = tenon.Mechanism.open(str(FIXTURES / "compliant" / "compliant-carriage.json"))
     report = m.solve()
     assert report.converged
     assert [y[0] for y in report.yielded] == ["strap"]
@@ -101,7 +101,7 @@ def test_a_compliant_joint_gives_way_and_says_how_far():
 
 
 def test_equilibrium_stretches_a_compliant_joint_and_refuses_a_free_push():
-    doc = json.loads((FIXTURES / "compliant-carriage.json").read_text())
+    doc = json.loads((FIXTURES / "compliant" / "compliant-carriage.json").read_text())
     # Only the strap holds the carriage along the rail, pulled 100 mm from the anchor.
     doc["joints"] = [j for j in doc["joints"] if j["id"] != "stop"]
     doc["joints"][1]["compliance"] = 0.002
