@@ -212,23 +212,30 @@ fn check_reports_freedoms_redundancy_and_conflicts() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-/// The compliant carriage: the strap (compliant) gives way 10 mm to the stop (rigid);
-/// the solve succeeds and says how far, in text and JSON.
-#[test]
-fn a_compliant_joint_that_gives_way_is_reported() {
+/// `tenon solve FILE ARGS --json`'s report, the command having exited 0.
+fn solved_json(file: &std::path::Path, args: &[&str]) -> serde_json::Value {
     let o = tenon()
         .arg("solve")
-        .arg(fixture("compliant/compliant-carriage.json"))
+        .arg(file)
+        .args(args)
         .arg("--json")
         .output()
         .unwrap();
     assert_eq!(
         o.status.code(),
         Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
     );
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// The compliant carriage: the strap (compliant) gives way 10 mm to the stop (rigid);
+/// the solve succeeds and says how far, in text and JSON.
+#[test]
+fn a_compliant_joint_that_gives_way_is_reported() {
+    let report = solved_json(&fixture("compliant/compliant-carriage.json"), &[]);
     assert_eq!(report["status"], "solved");
     assert_eq!(report["yielded"][0]["joint"], "strap");
     let length = report["yielded"][0]["length"].as_f64().unwrap();
@@ -271,21 +278,9 @@ fn equilibrium_stretches_a_compliant_joint_by_load_times_compliance() {
     let file = dir.path().join("pushed.json");
     std::fs::write(&file, text).unwrap();
     let x = |args: &[&str]| -> f64 {
-        let o = tenon()
-            .arg("solve")
-            .arg(&file)
-            .args(args)
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        report["parts"]["carriage"]["position"][0].as_f64().unwrap()
+        solved_json(&file, args)["parts"]["carriage"]["position"][0]
+            .as_f64()
+            .unwrap()
     };
     assert!((x(&[]) - 100.0).abs() < 1e-12);
     assert!((x(&["--equilibrium"]) - 100.1).abs() < 1e-9);
