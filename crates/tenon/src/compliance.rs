@@ -29,8 +29,10 @@ use tenon_model::{Assembly, JointKey};
 use tenon_solve::SolveReport;
 use tenon_system::{Compiled, Owner, Quantity, System};
 
-/// Largest tangent dimension of the unknowns a yield is computed for.
-pub const YIELD_COLUMNS: usize = 600;
+/// Largest tangent dimension (6 per moving part) of an assembly whose compliant joints
+/// give way or whose equilibrium is computed: each iteration factors a dense matrix
+/// of that size plus the rigid equations, a few hundred rows at most.
+pub const YIELD_COLUMNS: usize = 300;
 /// Gauss-Newton iterations of a yield before it gives up.
 const YIELD_ITERATIONS: usize = 100;
 /// A step below this fraction of the model's reach (in its largest component) ends the
