@@ -81,8 +81,7 @@ pub(crate) fn compliances(assembly: &Assembly, system: &System) -> Option<Vec<f6
     any.then_some(out)
 }
 
-/// The equations a solve was asked to hold, and whether each holds within the
-/// report's tolerances.
+/// The tolerance `report` judged equation `row` by (lengths or angles).
 fn tolerance_of(system: &System, report: &SolveReport, row: usize) -> f64 {
     match system.equations()[row].quantity {
         Quantity::Length => report.tolerances.length,
@@ -278,12 +277,14 @@ fn minimise_inner(
         }
     }
     // The report of that pose: clusters holding compliant joints placed.
+    let position: std::collections::HashMap<usize, usize> =
+        rows.iter().enumerate().map(|(k, &r)| (r, k)).collect();
     let yielded_rows = |rows: &[usize]| rows.iter().any(|&r| compliance[r] > 0.0);
     for c in &mut report.clusters {
         let worst = c
             .equations
             .iter()
-            .filter_map(|&r| rows.iter().position(|&q| q == r).map(|k| (r, residuals[k])))
+            .filter_map(|&r| position.get(&r).map(|&k| (r, residuals[k])))
             .filter(|&(r, _)| compliance[r] == 0.0)
             .fold(0.0f64, |w, (_, v)| w.max(v.abs()));
         c.max_residual = worst;
@@ -291,7 +292,9 @@ fn minimise_inner(
             c.converged = true;
         }
     }
-    report.unsatisfied.retain(|&(r, _)| !rows.contains(&r));
+    report
+        .unsatisfied
+        .retain(|&(r, _)| !position.contains_key(&r));
     report.converged = report.clusters.iter().all(|c| c.converged) && report.unsatisfied.is_empty();
     report.max_residual = rigid_worst;
     *state = x;

@@ -389,22 +389,14 @@ impl Mechanism {
                 .map_err(|e| Error::Dynamics(e.to_string()))?;
         }
         // Compliant joints: each of their equations (and driving values) a spring of
-        // that compliance; angle equations in radians per torque.
-        let per_angle = units.angle.radians();
-        for (e, eq) in system.equations().iter().enumerate() {
-            let (Owner::Joint(key) | Owner::Drive(key, _)) = eq.owner else {
-                continue;
-            };
-            let Some(joint) = a.joint(key) else { continue };
-            let Some(c) = &joint.compliance else { continue };
-            let c = number(c, &format!("joint '{}' compliance", joint.id))?;
-            let c = match eq.quantity {
-                tenon_system::Quantity::Length => c,
-                tenon_system::Quantity::Angle => c * per_angle,
-            };
-            dynamics
-                .set_compliance(e, c)
-                .map_err(|e| Error::Dynamics(format!("joint '{}': {e}", joint.id)))?;
+        // that compliance, as statics weigh them (angle equations per radian).
+        let compliance = crate::compliance::compliances(a, system).unwrap_or_default();
+        for (e, &c) in compliance.iter().enumerate().filter(|(_, c)| **c > 0.0) {
+            dynamics.set_compliance(e, c).map_err(|err| {
+                let joint = system.joint_of(e).and_then(|k| a.joint(k));
+                let id = joint.map_or("?", |j| j.id.as_str());
+                Error::Dynamics(format!("joint '{id}': {err}"))
+            })?;
         }
         Ok((dynamics, load_index))
     }
