@@ -524,6 +524,17 @@ impl Assembly {
             .map_err(|e| element_error(format!("joint '{id}'"), e))
     }
 
+    /// Room for `parts` more parts and `joints` more joints, so that reading a large file
+    /// fills its tables once instead of growing them by doubling.
+    pub(crate) fn reserve(&mut self, parts: usize, joints: usize) {
+        self.parts.reserve(parts);
+        self.part_order.reserve(parts);
+        self.part_by_id.reserve(parts);
+        self.joints.reserve(joints);
+        self.joint_order.reserve(joints);
+        self.joint_by_id.reserve(joints);
+    }
+
     /// [`add_joint`](Self::add_joint) with the problem's place inside the joint.
     pub(crate) fn add_joint_checked(&mut self, joint: Joint) -> Result<JointKey, Invalid> {
         self.check_ends(&joint)?;

@@ -1,4 +1,5 @@
-//! Builds and solves one `.asmt` file from its text many times (for profilers).
+//! Builds and solves one assembly file (`.asmt` or JSON) from its text many times (for
+//! profilers).
 //!
 //! `cargo run --release -p tenon --example corpus_loop -- FILE [N]`
 use std::process::ExitCode;
@@ -20,7 +21,12 @@ fn main() -> ExitCode {
     let start = std::time::Instant::now();
     let mut converged = 0;
     for _ in 0..n {
-        let mut m = match tenon::Mechanism::from_asmt(&text, None) {
+        let built = if path.ends_with(".json") {
+            tenon::Mechanism::from_json(&text, None)
+        } else {
+            tenon::Mechanism::from_asmt(&text, None)
+        };
+        let mut m = match built {
             Ok(m) => m,
             Err(e) => {
                 eprintln!("{path}: {e}");

@@ -156,6 +156,8 @@ fn read_document(text: &str) -> Result<Assembly> {
         .set_parameters(parameters)
         .map_err(|e| ModelError::at_path("parameters", e.message()))?;
 
+    let mut count = |key: &str| doc.get(key).and_then(|v| v.as_array()).map_or(0, Vec::len);
+    assembly.reserve(count("parts"), count("joints"));
     if let Some(parts) = doc.get("parts") {
         for (k, v) in array(parts, "parts")?.iter().enumerate() {
             let path = format!("parts[{k}]");
@@ -377,6 +379,7 @@ fn read_part(v: &Json<'_>, path: &str) -> Result<Part> {
         let map = m.as_object().ok_or_else(|| {
             ModelError::at_path(&mpath, format!("expected an object, found {}", describe(m)))
         })?;
+        markers.reserve_exact(map.len());
         for (name, mv) in map.iter() {
             let mv = resolved(mv)?;
             markers.push((

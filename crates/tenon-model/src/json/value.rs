@@ -54,6 +54,9 @@ impl<'a> Object<'a> {
     pub(super) fn iter(&self) -> impl Iterator<Item = (&str, &Json<'a>)> + '_ {
         self.0.iter().map(|(k, v)| (k.as_ref(), v))
     }
+    pub(super) fn len(&self) -> usize {
+        self.0.len()
+    }
 }
 
 impl<'a> Json<'a> {
