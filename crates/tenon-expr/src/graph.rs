@@ -20,6 +20,7 @@
 //! `x*0 = 0`, `0/x = 0` and `x/x = 1` assume finite, non-zero operands where that matters;
 //! they are the usual algebra of symbolic systems and keep derivative trees small.
 
+use std::borrow::Cow;
 use std::hash::BuildHasher;
 
 use rustc_hash::{FxBuildHasher, FxHashMap};
@@ -38,7 +39,9 @@ pub struct ExprGraph {
     /// table never reads the nodes again). 8 bytes an entry, where a map from node to id
     /// took 24: at a million nodes the difference is tens of megabytes.
     lookup: hashbrown::HashTable<(ExprId, u32)>,
-    var_names: Vec<String>,
+    var_names: Vec<VarName>,
+    /// The shared first parts of names made by [`new_vars_of`](Self::new_vars_of).
+    name_bases: Vec<String>,
     param_names: Vec<String>,
     param_by_name: FxHashMap<String, ParamId>,
     pub(crate) deriv_memo: FxHashMap<(ExprId, crate::deriv::Wrt), ExprId>,
@@ -62,6 +65,13 @@ impl Default for ExprGraph {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// An unknown's display name: its own, or a shared base and a member (`part.px`).
+#[derive(Debug, Clone)]
+enum VarName {
+    Own(String),
+    Member(u32, &'static str),
 }
 
 /// Largest integer exponent kept as `powi`; larger ones are `pow` with a constant
@@ -95,6 +105,7 @@ impl ExprGraph {
             var_masks: Vec::new(),
             lookup: hashbrown::HashTable::new(),
             var_names: Vec::new(),
+            name_bases: Vec::new(),
             param_names: Vec::new(),
             param_by_name: FxHashMap::default(),
             deriv_memo: FxHashMap::default(),
@@ -148,8 +159,18 @@ impl ExprGraph {
     }
 
     /// Name given to an unknown at creation.
-    pub fn var_name(&self, v: VarId) -> &str {
-        self.var_names.get(v.index()).map_or("?", String::as_str)
+    pub fn var_name(&self, v: VarId) -> Cow<'_, str> {
+        match self.var_names.get(v.index()) {
+            Some(VarName::Own(name)) => Cow::Borrowed(name),
+            Some(&VarName::Member(base, member)) => {
+                let base = self
+                    .name_bases
+                    .get(base as usize)
+                    .map_or("?", String::as_str);
+                Cow::Owned(format!("{base}.{member}"))
+            }
+            None => Cow::Borrowed("?"),
+        }
     }
 
     /// Name of a parameter.
@@ -205,8 +226,24 @@ impl ExprGraph {
     /// Creates a new unknown. Names are for display only and need not be unique.
     pub fn new_var(&mut self, name: impl Into<String>) -> VarId {
         let v = VarId(self.var_names.len() as u32);
-        self.var_names.push(name.into());
+        self.var_names.push(VarName::Own(name.into()));
         v
+    }
+
+    /// Creates one unknown per member, named `base.member` (the name is formed when it
+    /// is asked for: a large assembly makes seven per part).
+    pub fn new_vars_of<const N: usize>(
+        &mut self,
+        base: &str,
+        members: [&'static str; N],
+    ) -> [VarId; N] {
+        let b = self.name_bases.len() as u32;
+        self.name_bases.push(base.to_string());
+        members.map(|member| {
+            let v = VarId(self.var_names.len() as u32);
+            self.var_names.push(VarName::Member(b, member));
+            v
+        })
     }
 
     /// The expression for unknown `v`.
@@ -546,6 +583,16 @@ impl ExprGraph {
     /// Dot product of two equally long vectors of expressions (extra entries of the
     /// longer one are ignored).
     pub fn dot(&mut self, a: &[ExprId], b: &[ExprId]) -> ExprId {
+        // Products first, then their sum (the order nodes are made in is the order of
+        // their ids), without a heap list for the usual 3 or 4 terms.
+        let n = a.len().min(b.len());
+        if n <= 4 {
+            let mut terms = [self.zero; 4];
+            for ((t, &x), &y) in terms.iter_mut().zip(a).zip(b) {
+                *t = self.mul(x, y);
+            }
+            return self.sum(&terms[..n]);
+        }
         let terms: Vec<ExprId> = a.iter().zip(b).map(|(&x, &y)| self.mul(x, y)).collect();
         self.sum(&terms)
     }
@@ -554,6 +601,17 @@ impl ExprGraph {
     /// hash set: the walks of compilation (every equation's, for its Jacobian row and its
     /// cluster) spent most of their time hashing.
     pub fn vars_of_marked(&mut self, e: ExprId) -> Vec<VarId> {
+        self.vars_of_marked_all(&[e])
+    }
+
+    /// Whether `e` depends on any unknown.
+    pub fn has_unknowns(&self, e: ExprId) -> bool {
+        self.var_mask(e) != 0
+    }
+
+    /// The unknowns below any of `roots`, sorted and de-duplicated: one walk, each node
+    /// entered once however many roots share it.
+    pub fn vars_of_marked_all(&mut self, roots: &[ExprId]) -> Vec<VarId> {
         self.marks_stamp = self.marks_stamp.wrapping_add(1);
         if self.marks_stamp == 0 {
             self.marks.iter_mut().for_each(|m| *m = 0);
@@ -562,7 +620,7 @@ impl ExprGraph {
         let stamp = self.marks_stamp;
         let mut marks = std::mem::take(&mut self.marks);
         marks.resize(marks.len().max(self.nodes.len()), 0);
-        let out = self.walk_vars(e, |n| match marks.get_mut(n.index()) {
+        let out = self.walk_vars(roots, |n| match marks.get_mut(n.index()) {
             Some(m) if *m != stamp => {
                 *m = stamp;
                 true
@@ -576,14 +634,18 @@ impl ExprGraph {
     /// Sorted, de-duplicated unknowns that `e` depends on (exact, by traversal).
     pub fn vars_of(&self, e: ExprId) -> Vec<VarId> {
         let mut seen = rustc_hash::FxHashSet::default();
-        self.walk_vars(e, |n| seen.insert(n))
+        self.walk_vars(&[e], |n| seen.insert(n))
     }
 
     /// The unknowns below `e`, each node entered once (`first_visit(n)` is false for a
     /// node seen before), sorted and de-duplicated.
-    fn walk_vars(&self, e: ExprId, mut first_visit: impl FnMut(ExprId) -> bool) -> Vec<VarId> {
+    fn walk_vars(
+        &self,
+        roots: &[ExprId],
+        mut first_visit: impl FnMut(ExprId) -> bool,
+    ) -> Vec<VarId> {
         let mut out = Vec::new();
-        let mut stack = vec![e];
+        let mut stack = roots.to_vec();
         while let Some(n) = stack.pop() {
             if self.var_mask(n) == 0 || !first_visit(n) {
                 continue;

@@ -282,7 +282,7 @@ impl System {
             let m = [[v[3], v[4], v[5]], [v[6], v[7], v[8]], [v[9], v[10], v[11]]];
             let q = matrix_to_quaternion(m);
             let names = ["px", "py", "pz", "qw", "qx", "qy", "qz"];
-            let vars = names.map(|n| b.graph.new_var(format!("{}.{n}", part.id)));
+            let vars = b.graph.new_vars_of(&part.id, names);
             state0.extend([v[0], v[1], v[2], q[0], q[1], q[2], q[3]]);
             let e = vars.map(|v| b.graph.var(v));
             let rotation = quaternion_matrix(&mut b.graph, [e[3], e[4], e[5], e[6]]);

@@ -595,10 +595,15 @@ pub(crate) fn compile_clusters(
         group_of.insert(e.var, n_parts + k);
     }
     let mut uf = UnionFind::<usize>::new(groups.max(1));
+    let has_unknowns: Vec<bool> = system
+        .equations
+        .iter()
+        .map(|e| system.graph.has_unknowns(e.residual))
+        .collect();
     let graph = &mut system.graph;
-    let mut first_group = |e: ExprId, uf: &mut UnionFind<usize>| -> Option<usize> {
+    let mut first_group_of_all = |roots: &[ExprId], uf: &mut UnionFind<usize>| -> Option<usize> {
         let gs: Vec<usize> = graph
-            .vars_of_marked(e)
+            .vars_of_marked_all(roots)
             .iter()
             .filter_map(|v| group_of.get(v).copied())
             .collect();
@@ -607,11 +612,32 @@ pub(crate) fn compile_clusters(
         }
         gs.first().copied()
     };
-    let eq_group: Vec<Option<usize>> = system
-        .equations
-        .iter()
-        .map(|e| first_group(e.residual, &mut uf))
-        .collect();
+    // One walk per owner (a joint's rows share its marker frames: walking each row
+    // alone went over the frames five times for a revolute). A joint's rows are one
+    // cluster's, as the joint ties its parts together; a row without unknowns stays
+    // with the fixed set.
+    let mut eq_group: Vec<Option<usize>> = vec![None; system.equations.len()];
+    let mut start = 0;
+    while let Some(first) = system.equations.get(start) {
+        let end = start
+            + system.equations[start..]
+                .iter()
+                .take_while(|e| e.owner == first.owner)
+                .count();
+        let roots: Vec<ExprId> = system.equations[start..end]
+            .iter()
+            .map(|e| e.residual)
+            .collect();
+        let group = first_group_of_all(&roots, &mut uf);
+        for (slot, &has) in eq_group[start..end]
+            .iter_mut()
+            .zip(&has_unknowns[start..end])
+        {
+            *slot = group.filter(|_| has);
+        }
+        start = end;
+    }
+    let mut first_group = |e: ExprId, uf: &mut UnionFind<usize>| first_group_of_all(&[e], uf);
     let turn_group: Vec<Option<usize>> = system
         .turns
         .iter()

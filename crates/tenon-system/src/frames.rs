@@ -96,6 +96,9 @@ impl Lowering<'_> {
         p: &Placement,
         what: &str,
     ) -> Result<Transform, SystemError> {
+        if let Some(numeric) = numeric_placement(p, self.angle_unit) {
+            return Ok(numeric.map(g));
+        }
         let translation = self.vec3(g, &p.position, what)?;
         let rotation = match &p.rotation {
             Rotation::Identity => identity(g),
@@ -168,6 +171,79 @@ pub(crate) fn quaternion_matrix(g: &mut ExprGraph, q: [ExprId; 4]) -> [[ExprId; 
         [g.add(xy, wz), d1, g.sub(yz, wx)],
         [g.sub(xz, wy), g.add(yz, wx), d2],
     ]
+}
+
+/// A placement written in plain numbers, computed in numbers: the same operations in
+/// the same order as the expressions' constant folding (so the same values to the
+/// bit), without interning the dozens of intermediate constants a marker's rotation
+/// takes (most markers of most files are numbers).
+struct NumericPlacement {
+    rotation: [[f64; 3]; 3],
+    translation: [f64; 3],
+}
+
+impl NumericPlacement {
+    fn map(&self, g: &mut ExprGraph) -> Transform {
+        Transform {
+            rotation: self.rotation.map(|row| row.map(|x| g.constant(x))),
+            translation: self.translation.map(|x| g.constant(x)),
+        }
+    }
+}
+
+fn numbers<const N: usize>(v: &[Scalar; N]) -> Option<[f64; N]> {
+    let mut out = [0.0; N];
+    for (o, s) in out.iter_mut().zip(v) {
+        *o = s.as_number()?;
+    }
+    Some(out)
+}
+
+/// [`prescale`] and normalisation, in numbers.
+fn unit_numbers<const N: usize>(v: [f64; N]) -> [f64; N] {
+    let largest = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let v = if largest > 0.0 && largest.is_finite() {
+        v.map(|x| x / largest)
+    } else {
+        v
+    };
+    let sum = v.iter().fold(0.0, |s, x| s + x.powi(2));
+    let norm = sum.sqrt();
+    v.map(|x| x / norm)
+}
+
+/// [`quaternion_matrix`] in numbers.
+fn quaternion_numbers(q: [f64; 4]) -> [[f64; 3]; 3] {
+    let [w, x, y, z] = q;
+    let two = |a: f64, b: f64| 2.0 * (a * b);
+    let (xx, yy, zz) = (two(x, x), two(y, y), two(z, z));
+    let (xy, xz, yz) = (two(x, y), two(x, z), two(y, z));
+    let (wx, wy, wz) = (two(w, x), two(w, y), two(w, z));
+    let diag = |a: f64, b: f64| 1.0 - (a + b);
+    [
+        [diag(yy, zz), xy - wz, xz + wy],
+        [xy + wz, diag(xx, zz), yz - wx],
+        [xz - wy, yz + wx, diag(xx, yy)],
+    ]
+}
+
+fn numeric_placement(p: &Placement, unit: AngleUnit) -> Option<NumericPlacement> {
+    let translation = numbers(&p.position)?;
+    let rotation = match &p.rotation {
+        Rotation::Identity => [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+        Rotation::Quaternion(q) => quaternion_numbers(unit_numbers(numbers(q)?)),
+        Rotation::AxisAngle { axis, angle } => {
+            let n = unit_numbers(numbers(axis)?);
+            let half = 0.5 * (unit.radians() * angle.as_number()?);
+            let (s, c) = (half.sin(), half.cos());
+            quaternion_numbers([c, s * n[0], s * n[1], s * n[2]])
+        }
+        Rotation::Matrix(m) => [numbers(&m[0])?, numbers(&m[1])?, numbers(&m[2])?],
+    };
+    Some(NumericPlacement {
+        rotation,
+        translation,
+    })
 }
 
 /// `R * v` for a rotation given by rows.

@@ -1,7 +1,8 @@
 //! Builds and solves one assembly file (`.asmt` or JSON) from its text many times (for
 //! profilers).
 //!
-//! `cargo run --release -p tenon --example corpus_loop -- FILE [N]`
+//! `cargo run --release -p tenon --example corpus_loop -- FILE [N] [build]` (`build`:
+//! build only, no solve)
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -11,6 +12,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     };
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let build_only = args.next().as_deref() == Some("build");
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) => {
@@ -33,6 +35,9 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+        if build_only {
+            continue;
+        }
         if m.solve().is_ok_and(|r| r.converged) {
             converged += 1;
         }

@@ -261,23 +261,25 @@ fn read_parameters(v: &Json<'_>) -> Result<Vec<Parameter>> {
 
 /// A NUMBER as written (syntax only: a number, or a string that parses).
 fn scalar_syntax(v: &Json<'_>, path: &str) -> Result<Scalar> {
+    scalar_or_message(v).map_err(|message| ModelError::at_path(path, message))
+}
+
+/// [`scalar_syntax`] with the error's message alone (its place is formatted by the
+/// caller, only when there is an error).
+fn scalar_or_message(v: &Json<'_>) -> std::result::Result<Scalar, String> {
     match v {
         Json::Number(n) => n
             .as_f64()
             .filter(|x| x.is_finite())
             .map(Scalar::Number)
-            .ok_or_else(|| ModelError::at_path(path, "not a finite number")),
+            .ok_or_else(|| "not a finite number".to_string()),
         Json::String(s) => {
-            tenon_expr::parse(s)
-                .map_err(|e| ModelError::at_path(path, format!("expression '{s}': {e}")))?;
+            tenon_expr::parse(s).map_err(|e| format!("expression '{s}': {e}"))?;
             Ok(Scalar::Expr(s.to_string()))
         }
-        other => Err(ModelError::at_path(
-            path,
-            format!(
-                "expected a number or an expression string, found {}",
-                describe(other)
-            ),
+        other => Err(format!(
+            "expected a number or an expression string, found {}",
+            describe(other)
         )),
     }
 }
@@ -292,7 +294,8 @@ fn vector<const N: usize>(v: &Json<'_>, path: &str) -> Result<[Scalar; N]> {
     }
     let mut out: [Scalar; N] = std::array::from_fn(|_| Scalar::Number(0.0));
     for (k, (o, item)) in out.iter_mut().zip(items).enumerate() {
-        *o = scalar_syntax(item, &format!("{path}[{k}]"))?;
+        *o = scalar_or_message(item)
+            .map_err(|message| ModelError::at_path(format!("{path}[{k}]"), message))?;
     }
     Ok(out)
 }
