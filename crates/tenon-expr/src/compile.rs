@@ -17,7 +17,9 @@ use crate::error::ExprError;
 use crate::graph::{ExprGraph, MAX_POWI};
 use crate::node::{Binary, ExprId, Node, SplineId, Unary, VarId};
 use crate::shape::{InstanceMap, Leaves, Template};
-use crate::tape::{Code, Instr, JacobianPattern, Op, Stream, Tape};
+use crate::tape::{
+    narrow_copy, Code, Instr, JacobianPattern, Op, SlotIndex, Stream, Tape, NARROW_SLOTS,
+};
 
 /// The unknowns a tape reads, each with its column (its index in the list given),
 /// indexed once for any number of tapes over them.
@@ -276,41 +278,23 @@ impl ExprGraph {
             local: form.local.then_some(column_of),
             foreign: None,
         };
-        let mut residual = schedule(self, &residual_roots, &mut consts, &mut needed, form);
-        let mut full = schedule(self, &full_roots, &mut consts, &mut needed, form);
+        let residual = schedule(self, &residual_roots, &mut consts, &mut needed, form);
+        let full = schedule(self, &full_roots, &mut consts, &mut needed, form);
         if let Some(v) = needed.foreign {
             return Err(ExprError::NotAColumn(v));
         }
-        // Sized once: the streams of a large cluster are tens of megabytes, and growing
-        // them by doubling copied them into fresh memory again and again.
-        let (mut more_residual, mut more_full) = (0, 0);
-        for inst in &instances {
-            if let Some(t) = self.templates.get(inst.template) {
-                more_residual += t.parts.residual.instrs.len();
-                more_full += t.parts.full.instrs.len();
-            }
-        }
-        residual.instrs.reserve_exact(more_residual);
-        full.instrs.reserve_exact(more_full);
+        let (residual, full) = with_instances(
+            &self.templates,
+            (residual, full),
+            &instances,
+            &mut consts,
+            &mut needed,
+        );
         for inst in &instances {
             let Some(t) = self.templates.get(inst.template) else {
                 continue;
             };
-            let map = InstanceMap {
-                var_index: &inst.var_index,
-                leaves: &inst.leaves,
-                first_cell: 1 + inst.first_row as u32,
-                entry_cells: &inst.entry_cells,
-            };
-            append_instance(
-                &mut residual,
-                &t.parts.residual,
-                t,
-                &map,
-                &mut consts,
-                &mut needed,
-            );
-            append_instance(&mut full, &t.parts.full, t, &map, &mut consts, &mut needed);
+            let map = inst.map();
             for &(cell, value) in &t.parts.constant_entries {
                 constant_entries.push((map.cell(t, cell), value));
             }
@@ -382,8 +366,8 @@ impl ExprGraph {
 /// template's stay in this form, to be copied into instances).
 #[derive(Clone, Debug)]
 pub(crate) struct CompiledParts {
-    pub(crate) residual: Stream<u32>,
-    pub(crate) full: Stream<u32>,
+    pub(crate) residual: Code,
+    pub(crate) full: Code,
     pub(crate) constant_entries: Vec<(u32, f64)>,
     pub(crate) consts: Vec<f64>,
     pub(crate) pattern: JacobianPattern,
@@ -394,8 +378,8 @@ pub(crate) struct CompiledParts {
 impl CompiledParts {
     fn into_tape(self) -> Tape {
         Tape {
-            residual_code: Code::new(self.residual),
-            full_code: Code::new(self.full),
+            residual_code: self.residual.narrowed(),
+            full_code: self.full.narrowed(),
             constant_entries: self.constant_entries,
             id: next_tape_id(),
             consts: self.consts,
@@ -419,19 +403,118 @@ struct Instance {
     entry_cells: Vec<u32>,
 }
 
-/// Appends a template's stream, copied for one instance (loads redirected, stores moved
-/// to the instance's cells), to `stream`. Slots are the template's: every value an
-/// instance reads it computed itself, so instances may reuse each other's slots.
-fn append_instance(
-    stream: &mut Stream<u32>,
-    source: &Stream<u32>,
+impl Instance {
+    fn map(&self) -> InstanceMap<'_> {
+        InstanceMap {
+            var_index: &self.var_index,
+            leaves: &self.leaves,
+            first_cell: 1 + self.first_row as u32,
+            entry_cells: &self.entry_cells,
+        }
+    }
+}
+
+/// The scheduled streams of a compile with its instances appended: built narrow
+/// directly where every slot fits `u16` (the usual case; a large cluster's streams are
+/// tens of megabytes, and building them wide to copy them narrow touched twice the
+/// memory), wide otherwise. Without instances the streams stay wide (templates are kept
+/// in that form).
+fn with_instances(
+    templates: &crate::shape::Templates,
+    (mut residual, mut full): (Stream<u32>, Stream<u32>),
+    instances: &[Instance],
+    consts: &mut ConstPool,
+    needed: &mut Needed<'_>,
+) -> (Code, Code) {
+    if instances.is_empty() {
+        return (Code::Wide(residual), Code::Wide(full));
+    }
+    // Sized once: growing the streams by doubling copied them again and again.
+    let (mut more_residual, mut more_full) = (0, 0);
+    let mut slots = residual.slots.max(full.slots);
+    for inst in instances {
+        if let Some(t) = templates.get(inst.template) {
+            more_residual += t.parts.residual.len();
+            more_full += t.parts.full.len();
+            slots = slots
+                .max(t.parts.residual.slots())
+                .max(t.parts.full.slots());
+        }
+    }
+    if slots <= NARROW_SLOTS {
+        if let (Some(mut r), Some(mut f)) = (narrow_copy(&residual), narrow_copy(&full)) {
+            r.instrs.reserve_exact(more_residual);
+            f.instrs.reserve_exact(more_full);
+            if append_all(templates, (&mut r, &mut f), instances, consts, needed) {
+                return (Code::Narrow(r), Code::Narrow(f));
+            }
+        }
+    }
+    residual.instrs.reserve_exact(more_residual);
+    full.instrs.reserve_exact(more_full);
+    append_all(
+        templates,
+        (&mut residual, &mut full),
+        instances,
+        consts,
+        needed,
+    );
+    (Code::Wide(residual), Code::Wide(full))
+}
+
+/// Appends every instance's residual and full streams; false when an instruction does
+/// not fit the streams' slot type (nothing can be concluded from the streams then).
+fn append_all<D: SlotIndex>(
+    templates: &crate::shape::Templates,
+    (residual, full): (&mut Stream<D>, &mut Stream<D>),
+    instances: &[Instance],
+    consts: &mut ConstPool,
+    needed: &mut Needed<'_>,
+) -> bool {
+    for inst in instances {
+        let Some(t) = templates.get(inst.template) else {
+            continue;
+        };
+        let map = inst.map();
+        if !(append_code(residual, &t.parts.residual, t, &map, consts, needed)
+            && append_code(full, &t.parts.full, t, &map, consts, needed))
+        {
+            return false;
+        }
+    }
+    true
+}
+
+fn append_code<D: SlotIndex>(
+    stream: &mut Stream<D>,
+    source: &Code,
     template: &Template,
     map: &InstanceMap<'_>,
     consts: &mut ConstPool,
     needed: &mut Needed<'_>,
-) {
+) -> bool {
+    match source {
+        Code::Narrow(s) => append_instance(stream, s, template, map, consts, needed),
+        Code::Wide(s) => append_instance(stream, s, template, map, consts, needed),
+    }
+}
+
+/// Appends a template's stream, copied for one instance (loads redirected to the
+/// instance's leaves, stores moved to its cells), to `stream`. Slots are the template's:
+/// every value an instance reads it computed itself, so instances may reuse each
+/// other's slots. False when an instruction does not fit `D`.
+fn append_instance<S: SlotIndex, D: SlotIndex>(
+    stream: &mut Stream<D>,
+    source: &Stream<S>,
+    template: &Template,
+    map: &InstanceMap<'_>,
+    consts: &mut ConstPool,
+    needed: &mut Needed<'_>,
+) -> bool {
     for &instr in &source.instrs {
-        let mut instr = instr;
+        let Some(mut instr) = instr.map(|x| Some(x.get() as u32)) else {
+            return false;
+        };
         if matches!(instr.op, Op::LoadVar | Op::LoadParam | Op::LoadConst) {
             let index = instr.a[0] | (instr.a[1] << 16);
             let (op, index) = map.load(template, instr.op, index, &mut |bits| consts.get(bits));
@@ -445,9 +528,13 @@ fn append_instance(
             instr.a[1] = index >> 16;
         }
         instr.out = map.cell(template, instr.out);
+        let Some(instr) = instr.map(D::from_u32) else {
+            return false;
+        };
         stream.instrs.push(instr);
     }
     stream.slots = stream.slots.max(source.slots);
+    true
 }
 
 /// A value to store, and its cell in the output buffer.

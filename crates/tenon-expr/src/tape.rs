@@ -193,6 +193,38 @@ pub(crate) struct Stream<S> {
     pub(crate) tables: Vec<Vec<S>>,
 }
 
+/// `wide` with `u16` slots, when every slot fits. Other operands fit by construction
+/// (load indices are split in 16-bit halves, exponents are 16-bit), but a spline's table
+/// index may not: checked as the instructions are narrowed.
+pub(crate) fn narrow_copy(wide: &Stream<u32>) -> Option<Stream<u16>> {
+    if wide.slots > NARROW_SLOTS || wide.tables.len() > NARROW_SLOTS {
+        return None;
+    }
+    let narrow = |x: u32| x as u16;
+    let mut instrs = Vec::with_capacity(wide.instrs.len());
+    for i in &wide.instrs {
+        if i.a.iter().any(|&x| x > u32::from(u16::MAX)) || i.d > u32::from(u16::MAX) {
+            return None;
+        }
+        instrs.push(Instr {
+            op: i.op,
+            out: i.out,
+            d: narrow(i.d),
+            a: i.a.map(narrow),
+        });
+    }
+    let tables = wide
+        .tables
+        .iter()
+        .map(|t| t.iter().map(|&x| narrow(x)).collect())
+        .collect();
+    Some(Stream {
+        instrs,
+        slots: wide.slots,
+        tables,
+    })
+}
+
 /// A stream in its compact form when its slots fit `u16`.
 #[derive(Clone, Debug)]
 pub(crate) enum Code {
@@ -202,38 +234,29 @@ pub(crate) enum Code {
 
 impl Code {
     pub(crate) fn new(wide: Stream<u32>) -> Code {
-        // Narrow when every slot fits `u16`. Other operands fit by construction (load
-        // indices are split in 16-bit halves, exponents are 16-bit), but a spline's table
-        // index may not: checked as the instructions are narrowed.
-        if wide.slots > NARROW_SLOTS || wide.tables.len() > NARROW_SLOTS {
-            return Code::Wide(wide);
+        match narrow_copy(&wide) {
+            Some(narrow) => Code::Narrow(narrow),
+            None => Code::Wide(wide),
         }
-        let narrow = |x: u32| x as u16;
-        let mut instrs = Vec::with_capacity(wide.instrs.len());
-        for i in &wide.instrs {
-            if i.a.iter().any(|&x| x > u32::from(u16::MAX)) || i.d > u32::from(u16::MAX) {
-                return Code::Wide(wide);
-            }
-            instrs.push(Instr {
-                op: i.op,
-                out: i.out,
-                d: narrow(i.d),
-                a: i.a.map(narrow),
-            });
-        }
-        let tables = wide
-            .tables
-            .iter()
-            .map(|t| t.iter().map(|&x| narrow(x)).collect())
-            .collect();
-        Code::Narrow(Stream {
-            instrs,
-            slots: wide.slots,
-            tables,
-        })
     }
 
-    fn slots(&self) -> usize {
+    /// The narrow form where it fits (a stream built narrow stays as it is).
+    pub(crate) fn narrowed(self) -> Code {
+        match self {
+            Code::Wide(wide) => Code::new(wide),
+            narrow => narrow,
+        }
+    }
+
+    /// Number of instructions.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Code::Narrow(s) => s.instrs.len(),
+            Code::Wide(s) => s.instrs.len(),
+        }
+    }
+
+    pub(crate) fn slots(&self) -> usize {
         match self {
             Code::Narrow(s) => s.slots,
             Code::Wide(s) => s.slots,
