@@ -123,6 +123,15 @@ impl ExprGraph {
         g
     }
 
+    /// Room for `nodes` more nodes, so that a large build fills its arena and its
+    /// hash-consing table once instead of growing them by doubling (each growth of the
+    /// table re-inserts every entry).
+    pub fn reserve(&mut self, nodes: usize) {
+        self.nodes.reserve(nodes);
+        self.var_masks.reserve(nodes);
+        self.lookup.reserve(nodes, |&(_, h)| spread(h));
+    }
+
     /// Number of nodes stored (distinct subexpressions, including leaves).
     pub fn node_count(&self) -> usize {
         self.nodes.len()
