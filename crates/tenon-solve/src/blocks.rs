@@ -29,7 +29,8 @@ pub(crate) struct Stage {
 }
 
 /// The stages of a piece with equation `rows` and tangent `cols` (local indices), where
-/// `row_cols[k]` lists the local columns row `rows[k]` depends on. One stage means the
+/// `row_cols[r]` lists the local columns row `r` depends on (indexed by row, so a
+/// piece's rows are read where they are, not copied out). One stage means the
 /// piece is solved whole.
 pub(crate) fn stages(
     rows: &[usize],
@@ -47,10 +48,13 @@ pub(crate) fn stages(
     for (k, &c) in cols.iter().enumerate() {
         index_of[c] = k as u32;
     }
-    let adjacency: Vec<Vec<u32>> = row_cols
+    let adjacency: Vec<Vec<u32>> = rows
         .iter()
-        .map(|cs| {
-            cs.iter()
+        .map(|&r| {
+            row_cols
+                .get(r)
+                .map_or(&[][..], Vec::as_slice)
+                .iter()
                 .filter_map(|&c| index_of.get(c).copied().filter(|&i| i != u32::MAX))
                 .collect()
         })

@@ -138,8 +138,7 @@ pub(crate) fn cut_stages(
             plan.push(Vec::new());
             continue;
         }
-        let reads: Vec<Vec<usize>> = piece.rows.iter().map(|&r| row_cols[r].clone()).collect();
-        let stages = blocks::stages(&piece.rows, &piece.cols, &reads, options.stage_columns);
+        let stages = blocks::stages(&piece.rows, &piece.cols, &row_cols, options.stage_columns);
         if stages.len() < 2 {
             plan.push(Vec::new());
             continue;
