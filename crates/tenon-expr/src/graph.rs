@@ -123,12 +123,15 @@ impl ExprGraph {
         g
     }
 
-    /// Room for `nodes` more nodes, so that a large build fills its arena and its
+    /// Room for about `nodes` more nodes, so that a large build fills its arena and its
     /// hash-consing table once instead of growing them by doubling (each growth of the
-    /// table re-inserts every entry).
+    /// table re-inserts every entry). The arena is given half as much again (room it
+    /// does not use is never touched); the table exactly that (its entries land all over
+    /// it, so a table twice the size would touch twice the memory).
     pub fn reserve(&mut self, nodes: usize) {
-        self.nodes.reserve(nodes);
-        self.var_masks.reserve(nodes);
+        let room = nodes + nodes / 2;
+        self.nodes.reserve(room);
+        self.var_masks.reserve(room);
         self.lookup.reserve(nodes, |&(_, h)| spread(h));
     }
 
