@@ -27,6 +27,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::node::{powi, Binary, ExprId, Node, ParamId, Unary, VarId};
 use crate::spline::SplineTables;
+use crate::table::{NodeTable, Probe};
 
 /// The expression arena. See the module documentation for the simplification rules.
 #[derive(Debug, Clone)]
@@ -35,10 +36,8 @@ pub struct ExprGraph {
     /// Per node: a 64-bit Bloom mask of the variables it depends on (`1 << (var % 64)`).
     /// A clear bit proves independence, which lets differentiation skip whole subtrees.
     var_masks: Vec<u64>,
-    /// Hash-consing: every node's id with 32 bits of its hash (kept so that growing the
-    /// table never reads the nodes again). 8 bytes an entry, where a map from node to id
-    /// took 24: at a million nodes the difference is tens of megabytes.
-    lookup: hashbrown::HashTable<(ExprId, u32)>,
+    /// Hash-consing: every node's id with 32 bits of its hash (module `table`).
+    lookup: NodeTable,
     var_names: Vec<VarName>,
     /// The shared first parts of names made by [`new_vars_of`](Self::new_vars_of).
     name_bases: Vec<String>,
@@ -84,14 +83,6 @@ fn node_hash(node: &Node) -> u32 {
     (FxBuildHasher.hash_one(node) >> 32) as u32
 }
 
-/// The table's 64-bit hash of a node from its 32 kept bits: multiplied by an odd
-/// constant, so that the high bits (the table's tags) and the low ones (its buckets)
-/// both vary.
-#[inline]
-fn spread(short: u32) -> u64 {
-    u64::from(short).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
 #[inline]
 pub(crate) fn var_bit(v: VarId) -> u64 {
     1u64 << (v.0 % 64)
@@ -103,7 +94,7 @@ impl ExprGraph {
         let mut g = ExprGraph {
             nodes: Vec::new(),
             var_masks: Vec::new(),
-            lookup: hashbrown::HashTable::new(),
+            lookup: NodeTable::default(),
             var_names: Vec::new(),
             name_bases: Vec::new(),
             param_names: Vec::new(),
@@ -127,12 +118,12 @@ impl ExprGraph {
     /// hash-consing table once instead of growing them by doubling (each growth of the
     /// table re-inserts every entry). The arena is given half as much again (room it
     /// does not use is never touched); the table exactly that (its entries land all over
-    /// it, so a table twice the size would touch twice the memory).
+    /// it, so a table larger than its entries need touches memory for nothing).
     pub fn reserve(&mut self, nodes: usize) {
         let room = nodes + nodes / 2;
         self.nodes.reserve(room);
         self.var_masks.reserve(room);
-        self.lookup.reserve(nodes, |&(_, h)| spread(h));
+        self.lookup.reserve(nodes);
     }
 
     /// Number of nodes stored (distinct subexpressions, including leaves).
@@ -196,15 +187,15 @@ impl ExprGraph {
     }
 
     pub(crate) fn intern(&mut self, node: Node) -> ExprId {
-        let short = node_hash(&node);
-        let hash = spread(short);
+        let hash = node_hash(&node);
         let nodes = &self.nodes;
-        if let Some(&(id, _)) = self
+        let at = match self
             .lookup
-            .find(hash, |&(id, h)| h == short && nodes[id.index()] == node)
+            .find(hash, |id| nodes.get(id.index()) == Some(&node))
         {
-            return id;
-        }
+            Probe::Found(id) => return id,
+            Probe::Vacant(at) => at,
+        };
         let mask = match node {
             Node::Var(v) => var_bit(v),
             Node::Spline(t, u, _) => self.var_mask(u) | self.splines.mask(t),
@@ -213,8 +204,7 @@ impl ExprGraph {
         let id = ExprId(self.nodes.len() as u32);
         self.nodes.push(node);
         self.var_masks.push(mask);
-        self.lookup
-            .insert_unique(hash, (id, short), |&(_, h)| spread(h));
+        self.lookup.insert(at, hash, id);
         id
     }
 

@@ -38,7 +38,8 @@
 //! hash-consing, simplification), `deriv` (symbolic differentiation), `compile`
 //! (symbolic Jacobian, scheduling, slot allocation), `shape` (compiling like groups of
 //! outputs once), `tape` (streams and evaluation), `eval` (reference evaluation, display), `spline`
-//! (periodic cubic splines as single nodes), `parse` (expression strings).
+//! (periodic cubic splines as single nodes), `table` (the hash-consing table), `parse`
+//! (expression strings).
 
 #![warn(missing_docs)]
 
@@ -51,6 +52,7 @@ mod node;
 mod parse;
 mod shape;
 mod spline;
+mod table;
 mod tape;
 
 pub use compile::LocalColumns;
