@@ -33,8 +33,9 @@ impl Extra {
         &self.0
     }
 
-    /// Extra data made by a reader (the `.asmt` reader keeps what JSON has no field
-    /// for this way).
+    /// Extra data as `serde_json` writes `v` (the `.asmt` reader writes its own text;
+    /// its tests compare the two).
+    #[cfg(test)]
     pub(crate) fn from_value(v: &serde_json::Value) -> Extra {
         Extra(v.to_string().into_boxed_str())
     }

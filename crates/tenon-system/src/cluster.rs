@@ -449,7 +449,7 @@ impl ClusterTape {
                 .graph
                 .compile_local_by_shape_in(&outputs, &groups, &self.columns)?;
             let raws: Vec<ExprId> = turns.iter().map(|&t| system.turns[t].raw).collect();
-            let raw_angles = system.graph.compile_local_in(&raws, &self.columns)?;
+            let raw_angles = compile_raw_angles(system, &raws, &self.columns)?;
             tapes.push(ClusterTape {
                 system_parts: self.system_parts,
                 equations,
@@ -715,6 +715,19 @@ struct ClusterMembers {
 /// [`compile_local_by_shape_in`](tenon_expr::ExprGraph::compile_local_by_shape_in): the rows of
 /// `equations` (system indices) grouped by their owner (one joint's rows, one drive's,
 /// one motion's), then each further row (a limit side) a group of its own, `rows` in all.
+/// The tape of counted angles' raw values (an `atan2` of a joint's frames each), each
+/// angle a group of its own: angles of like joints share a compiled shape.
+fn compile_raw_angles(
+    system: &mut System,
+    raws: &[ExprId],
+    columns: &LocalColumns,
+) -> Result<Tape, SystemError> {
+    let groups: Vec<u32> = (0..raws.len() as u32).collect();
+    Ok(system
+        .graph
+        .compile_local_by_shape_in(raws, &groups, columns)?)
+}
+
 fn owner_groups(system: &System, equations: &[usize], rows: usize) -> Vec<u32> {
     let mut groups = Vec::with_capacity(rows);
     let mut label = 0u32;
@@ -777,7 +790,7 @@ fn compile_one(
     // Raw angles are only ever evaluated (no Jacobian): compiled with no columns would
     // refuse their unknowns, so they get the cluster's columns and the Jacobian code is
     // never run.
-    let raw_angles = system.graph.compile_local_in(&raws, &columns)?;
+    let raw_angles = compile_raw_angles(system, &raws, &columns)?;
     Ok(ClusterTape {
         system_parts: system.free_parts.len(),
         equations,

@@ -163,26 +163,24 @@ pub(super) fn check_time_series(
         }
         head.map(|h| (h, count))
     }
-    let block = text.get(start_offset(text, start)..).unwrap_or("");
+    let offset = start_offset(text, start);
+    let block = text.get(offset..).unwrap_or("");
     let clean = !tab_then_blank(block.as_bytes()) && !block.ends_with('\t');
-    // The lines from `start` on (numbered from 1), without their '\r'.
-    let mut last = 0;
-    let mut lines = Vec::new();
-    {
-        let bytes = text.as_bytes();
-        let mut from = 0;
-        for end in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
-            if from > bytes.len() {
-                break;
-            }
-            last += 1;
-            if last > start {
-                let raw = &text[from..end];
-                lines.push((last, raw.strip_suffix('\r').unwrap_or(raw)));
-            }
-            from = end + 1;
+    // The lines from `start` on (numbered from 1), without their '\r'; `last` is the
+    // number of the file's last line.
+    let mut last = start;
+    let bytes = block.as_bytes();
+    let mut from = 0;
+    let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+    let lines = ends.map_while(|end| {
+        if from > bytes.len() {
+            return None;
         }
-    }
+        last += 1;
+        let raw = block.get(from..end).unwrap_or("");
+        from = end + 1;
+        Some((last, raw.strip_suffix('\r').unwrap_or(raw)))
+    });
     let mut width: Option<usize> = None;
     let mut saw_time = false;
     // The open block: its kind, its header line and the rows it has so far.
@@ -202,7 +200,7 @@ pub(super) fn check_time_series(
         }
         Ok(())
     };
-    for &(line, raw) in &lines {
+    for (line, raw) in lines {
         let Some((head, values)) = cells(raw, clean) else {
             continue;
         };

@@ -45,7 +45,7 @@ impl Reader<'_, '_> {
     pub(super) fn contact_marker_names(&self) -> FxHashSet<(String, String)> {
         let mut names = FxHashSet::default();
         for n in 0..self.tree.nodes.len() {
-            if self.text(n).trim() != "CurveCurveContact" {
+            if self.key(n) != "CurveCurveContact" {
                 continue;
             }
             for key in ["MarkerI", "MarkerJ"] {
@@ -74,13 +74,10 @@ impl Reader<'_, '_> {
         let mut markers = Vec::new();
         let mut unused = Vec::new();
         for &rc in self.kids(ref_curves) {
-            if self.text(rc).trim() != "RefCurve" {
+            if self.key(rc) != "RefCurve" {
                 return Err(ModelError::at_line(
                     self.line(rc),
-                    format!(
-                        "'{}' in 'RefCurves' is not understood",
-                        self.text(rc).trim()
-                    ),
+                    format!("'{}' in 'RefCurves' is not understood", self.key(rc)),
                 ));
             }
             self.only(
@@ -96,13 +93,10 @@ impl Reader<'_, '_> {
             let mut names = Vec::new();
             if let Some(cms) = self.child(rc, "CurveMarkers") {
                 for &cm in self.kids(cms) {
-                    if self.text(cm).trim() != "CurveMarker" {
+                    if self.key(cm) != "CurveMarker" {
                         return Err(ModelError::at_line(
                             self.line(cm),
-                            format!(
-                                "'{}' in 'CurveMarkers' is not understood",
-                                self.text(cm).trim()
-                            ),
+                            format!("'{}' in 'CurveMarkers' is not understood", self.key(cm)),
                         ));
                     }
                     self.only(cm, &["Name", "s"])?;
@@ -149,7 +143,7 @@ impl Reader<'_, '_> {
         let mut rows: FxHashMap<&str, (usize, Vec<f64>)> = FxHashMap::default();
         let mut order = None;
         for &c in self.kids(spline) {
-            let text = self.text(c).trim();
+            let text = self.key(c);
             let key = text.split(['\t', ' ']).next().unwrap_or("");
             match key {
                 "Order" => {
@@ -252,7 +246,7 @@ impl Reader<'_, '_> {
 
     /// The numbers of a table row `key v1 v2 ...`.
     fn numbers_after(&self, n: usize, key: &str) -> Result<Vec<f64>> {
-        let text = self.text(n).trim();
+        let text = self.key(n);
         let rest = text.strip_prefix(key).unwrap_or(text);
         rest.split(['\t', ' '])
             .filter(|s| !s.is_empty())

@@ -15,6 +15,7 @@
 //! | `model` | the assembly: parts, markers, mass, joints, springs, gravity, simulation |
 //! | `motion` | motions, general motions and limits; OndselSolver formulas in Tenon's syntax |
 //! | `curves` | `RefCurves` and the curve contacts between them |
+//! | `extra` | what an element keeps under `extra`, written as JSON text as it is read |
 //! | `series` | the `TimeSeries` block (another solver's poses per frame) |
 //! | `complete` | a file that ends early is an error: the sections a whole file has, the `TimeSeries` block's shape and counts |
 
@@ -55,6 +56,7 @@ type Result<T> = std::result::Result<T, ModelError>;
 
 mod complete;
 mod curves;
+mod extra;
 mod formula;
 mod model;
 mod motion;

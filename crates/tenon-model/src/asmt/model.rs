@@ -3,10 +3,11 @@
 
 use serde_json::{json, Value};
 
+use super::extra::ExtraMap;
 use super::motion::translate_formula;
 use super::tree::{parse_number, ROOT};
 use super::{curves, MarkerPath, Reader, Result};
-use crate::assembly::{Assembly, Extra, Forces, Mass, Part, PartKey, Simulation, Spring};
+use crate::assembly::{Assembly, Forces, Mass, Part, PartKey, Simulation, Spring};
 use crate::error::ModelError;
 use crate::joint::{Field, Joint, JointType, Limits, MarkerRef, MarkerSpec};
 use crate::placement::{quaternion_to_matrix, Placement, Pose, Rotation};
@@ -17,23 +18,20 @@ impl<'a> Reader<'_, 'a> {
     pub(super) fn markers(&self, ref_points: usize) -> Result<Vec<(String, Placement)>> {
         let mut markers = Vec::new();
         for &rp in self.kids(ref_points) {
-            if self.text(rp).trim() != "RefPoint" {
+            if self.key(rp) != "RefPoint" {
                 return Err(ModelError::at_line(
                     self.line(rp),
-                    format!(
-                        "'{}' in 'RefPoints' is not understood",
-                        self.text(rp).trim()
-                    ),
+                    format!("'{}' in 'RefPoints' is not understood", self.key(rp)),
                 ));
             }
             self.only(rp, &["Position3D", "RotationMatrix", "Markers"])?;
             let point = self.pose(rp)?;
             if let Some(ms) = self.child(rp, "Markers") {
                 for &m in self.kids(ms) {
-                    if self.text(m).trim() != "Marker" {
+                    if self.key(m) != "Marker" {
                         return Err(ModelError::at_line(
                             self.line(m),
-                            format!("'{}' in 'Markers' is not understood", self.text(m).trim()),
+                            format!("'{}' in 'Markers' is not understood", self.key(m)),
                         ));
                     }
                     self.only(m, &["Name", "Position3D", "RotationMatrix"])?;
@@ -51,7 +49,7 @@ impl<'a> Reader<'_, 'a> {
         let top = self.kids(ROOT);
         top.iter()
             .copied()
-            .find(|&n| self.text(n).trim() == "Assembly")
+            .find(|&n| self.key(n) == "Assembly")
             .ok_or_else(|| {
                 ModelError::at_line(
                     1,
@@ -69,10 +67,7 @@ impl<'a> Reader<'_, 'a> {
             if n != root && n != top[0] {
                 return Err(ModelError::at_line(
                     self.line(n),
-                    format!(
-                        "'{}' at the top level is not understood",
-                        self.text(n).trim()
-                    ),
+                    format!("'{}' at the top level is not understood", self.key(n)),
                 ));
             }
         }
@@ -106,9 +101,9 @@ impl<'a> Reader<'_, 'a> {
         };
         let name = self.value_of(root, "Name")?.to_string();
         let mut assembly = Assembly::new(name.clone(), units);
-        let mut extra = serde_json::Map::new();
+        let mut extra = ExtraMap::new();
         if let Some(notes) = self.child(root, "Notes") {
-            extra.insert("Notes".into(), self.raw_block(notes));
+            extra.insert_json("Notes", self.raw_block_json(notes));
         }
         for empty in ["RefCurves", "RefSurfaces", "KinematicIJs"] {
             self.require_empty(root, empty)?;
@@ -127,10 +122,10 @@ impl<'a> Reader<'_, 'a> {
 
         let parts = self.req(root, "Parts")?;
         for &p in self.kids(parts) {
-            if self.text(p).trim() != "Part" {
+            if self.key(p) != "Part" {
                 return Err(ModelError::at_line(
                     self.line(p),
-                    format!("'{}' in 'Parts' is not understood", self.text(p).trim()),
+                    format!("'{}' in 'Parts' is not understood", self.key(p)),
                 ));
             }
             let part = self.part(p)?;
@@ -151,12 +146,10 @@ impl<'a> Reader<'_, 'a> {
                 if joint.i.part == joint.j.part {
                     // Both markers on one part: nothing to move or hold. Recorded, not
                     // made a joint (Tenon refuses joints from a part to itself).
-                    let list = extra
-                        .entry("joints_within_one_part")
-                        .or_insert_with(|| json!([]));
-                    if let Value::Array(items) = list {
-                        items.push(json!({ "name": joint.id, "kind": self.text(j).trim(), "line": self.line(j) }));
-                    }
+                    extra.push_to_list(
+                        "joints_within_one_part",
+                        json!({ "name": joint.id, "kind": self.key(j), "line": self.line(j) }),
+                    );
                     continue;
                 }
                 assembly
@@ -216,26 +209,19 @@ impl<'a> Reader<'_, 'a> {
                     .map_err(|e| ModelError::at_line(self.line(sim), e.message()))?;
             }
             if tstart != 0.0 {
-                extra.insert("tstart".into(), json!(tstart));
+                extra.insert("tstart", json!(tstart));
             }
-            extra.insert("SimulationParameters".into(), self.raw_block(sim));
+            extra.insert_json("SimulationParameters", self.raw_block_json(sim));
         }
         if let Some(anim) = self.child(root, "AnimationParameters") {
-            extra.insert("AnimationParameters".into(), self.raw_block(anim));
+            extra.insert_json("AnimationParameters", self.raw_block_json(anim));
         }
-        assembly.set_extra(Some(Extra::from_value(
-            &json!({ "asmt": Value::Object(extra) }),
-        )));
+        assembly.set_extra(extra.into_extra());
         Ok(assembly)
     }
 
     /// Initial velocities: kept under `extra` when not zero.
-    pub(super) fn motion_state(
-        &self,
-        n: usize,
-        extra: &mut serde_json::Map<String, Value>,
-        key: &str,
-    ) -> Result<()> {
+    pub(super) fn motion_state(&self, n: usize, extra: &mut ExtraMap, key: &str) -> Result<()> {
         let mut state = serde_json::Map::new();
         for item in ["Velocity3D", "Omega3D"] {
             if let Some(v) = self.child(n, item) {
@@ -246,7 +232,7 @@ impl<'a> Reader<'_, 'a> {
             }
         }
         if !state.is_empty() {
-            extra.insert(key.into(), Value::Object(state));
+            extra.insert(key, Value::Object(state));
         }
         Ok(())
     }
@@ -272,7 +258,7 @@ impl<'a> Reader<'_, 'a> {
         if let Some(rp) = self.child(p, "RefPoints") {
             part.markers = self.markers(rp)?;
         }
-        let mut extra = serde_json::Map::new();
+        let mut extra = ExtraMap::new();
         if let Some(rc) = self.child(p, "RefCurves") {
             let curves::PartCurves { markers, unused } = self.ref_curves(
                 rc,
@@ -293,14 +279,14 @@ impl<'a> Reader<'_, 'a> {
                 part.markers.push((name, placement));
             }
             if !unused.is_empty() {
-                extra.insert("RefCurves".into(), Value::Array(unused));
+                extra.insert("RefCurves", Value::Array(unused));
             }
         }
         self.require_empty(p, "RefSurfaces")?;
         self.motion_state(p, &mut extra, "initial_velocity")?;
         if let Some(f) = self.child(p, "FeatureOrder") {
             if !self.kids(f).is_empty() {
-                extra.insert("FeatureOrder".into(), self.raw_block(f));
+                extra.insert_json("FeatureOrder", self.raw_block_json(f));
             }
         }
         if let Some(m) = self.child(p, "PrincipalMassMarker") {
@@ -324,7 +310,7 @@ impl<'a> Reader<'_, 'a> {
             let mass = self.number(m, "Mass")?;
             let moments = self.vec3(self.req(m, "MomentOfInertias")?)?;
             let density = self.number(m, "Density")?;
-            extra.insert("Density".into(), json!(density));
+            extra.insert("Density", json!(density));
             // Inertia in part axes: R diag(moments) R^T.
             let r = quaternion_to_matrix(frame.quaternion);
             let mut inertia = [[0.0; 3]; 3];
@@ -343,12 +329,10 @@ impl<'a> Reader<'_, 'a> {
             } else {
                 // Massless or degenerate parts (common in kinematic exports) keep their
                 // numbers here; dynamics will refuse them with this reason.
-                extra.insert("PrincipalMassMarker".into(), self.raw_block(m));
+                extra.insert_json("PrincipalMassMarker", self.raw_block_json(m));
             }
         }
-        if !extra.is_empty() {
-            part.extra = Some(Extra::from_value(&json!({ "asmt": Value::Object(extra) })));
-        }
+        part.extra = extra.into_extra();
         Ok(part)
     }
 
@@ -421,7 +405,7 @@ impl<'a> Reader<'_, 'a> {
     }
 
     pub(super) fn joint(&self, j: usize, assembly: &Assembly) -> Result<Joint> {
-        let kind = self.text(j).trim();
+        let kind = self.key(j);
         let (joint_type, fields): (JointType, &[(&str, Option<Field>)]) = match kind {
             "RevoluteJoint" => (JointType::Revolute, &[]),
             "CylindricalJoint" => (JointType::Cylindrical, &[]),
@@ -514,7 +498,7 @@ impl<'a> Reader<'_, 'a> {
             residuals: Vec::new(),
             compliance: None,
         };
-        let mut extra = serde_json::Map::new();
+        let mut extra = ExtraMap::new();
         if joint_type == JointType::CurveContact {
             let curves = self.curves.borrow();
             for (side, key, path) in [("i", "MarkerI", &i_path), ("j", "MarkerJ", &j_path)] {
@@ -562,27 +546,22 @@ impl<'a> Reader<'_, 'a> {
             match field {
                 Some(f) => joint.fields.push((f, value)),
                 None => {
-                    extra.insert(key.into(), json!(text));
+                    extra.insert(key, json!(text));
                 }
             }
         }
         joint.fields.sort_by_key(|(f, _)| *f);
-        if !extra.is_empty() {
-            joint.extra = Some(Extra::from_value(&json!({ "asmt": Value::Object(extra) })));
-        }
+        joint.extra = extra.into_extra();
         Ok(joint)
     }
 
     /// `InLineForceTorque` whose tension is `F0 + k*(rIJ(self) - L0) + c*vrIJ(self)` with
     /// `F0 = 0` and no twist: a spring-damper.
     pub(super) fn spring(&self, f: usize, assembly: &Assembly) -> Result<Spring> {
-        if self.text(f).trim() != "InLineForceTorque" {
+        if self.key(f) != "InLineForceTorque" {
             return Err(ModelError::at_line(
                 self.line(f),
-                format!(
-                    "'{}' is not a force kind Tenon reads yet",
-                    self.text(f).trim()
-                ),
+                format!("'{}' is not a force kind Tenon reads yet", self.key(f)),
             ));
         }
         self.only(f, &["Name", "MarkerI", "MarkerJ", "tension", "twist"])?;

@@ -1,12 +1,13 @@
 //! Motions (`RotationalMotion`, `TranslationalMotion`), general motions and limits of an
 //! `.asmt` file, and OndselSolver's formulas in Tenon's expression syntax.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
+use super::extra::ExtraMap;
 use super::formula::{ondsel_formula, window};
 use super::tree::parse_number;
 use super::{Reader, Result};
-use crate::assembly::{Assembly, Coordinate, Extra, Motion};
+use crate::assembly::{Assembly, Coordinate, Motion};
 use crate::error::ModelError;
 use crate::joint::{Field, Joint, JointType, Limits, MarkerRef, MarkerSpec, Range};
 use crate::placement::{matrix_to_quaternion, quaternion_to_matrix, Placement, Rotation};
@@ -62,7 +63,7 @@ pub(super) fn translate_formula(text: &str) -> String {
 
 impl<'a> Reader<'_, 'a> {
     pub(super) fn limit(&self, l: usize, assembly: &mut Assembly) -> Result<()> {
-        let field = match self.text(l).trim() {
+        let field = match self.key(l) {
             "RotationLimit" => Field::Angle,
             "TranslationLimit" => Field::Distance,
             other => {
@@ -135,9 +136,9 @@ impl<'a> Reader<'_, 'a> {
         &self,
         m: usize,
         assembly: &mut Assembly,
-        extra: &mut serde_json::Map<String, Value>,
+        extra: &mut ExtraMap,
     ) -> Result<()> {
-        let kind = self.text(m).trim();
+        let kind = self.key(m);
         let (coordinate, key) = match kind {
             "RotationalMotion" => (Coordinate::Angle, "RotationZ"),
             "TranslationalMotion" => (Coordinate::Distance, "TranslationZ"),
@@ -147,10 +148,7 @@ impl<'a> Reader<'_, 'a> {
                 // anyway, so this adds no equation. Kept under extra.
                 self.only(m, &["Name", "MarkerI", "MarkerJ", "MotionJoint"])?;
                 let joint = self.value_of(m, "MotionJoint")?;
-                let list = extra.entry("AllowRotation").or_insert_with(|| json!([]));
-                if let Value::Array(items) = list {
-                    items.push(json!(joint));
-                }
+                extra.push_to_list("AllowRotation", json!(joint));
                 return Ok(());
             }
             "GeneralMotion" => return self.general_motion(m, assembly),
@@ -284,9 +282,11 @@ impl<'a> Reader<'_, 'a> {
             profile_i: None,
             limits: Limits::default(),
             rate: Default::default(),
-            extra: Some(Extra::from_value(
-                &json!({ "asmt": { "GeneralMotion": self.raw_block(m) } }),
-            )),
+            extra: {
+                let mut extra = ExtraMap::new();
+                extra.insert_json("GeneralMotion", self.raw_block_json(m));
+                extra.into_extra()
+            },
             residuals: Vec::new(),
             compliance: None,
         };

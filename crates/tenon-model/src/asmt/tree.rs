@@ -13,13 +13,19 @@ use crate::placement::{matrix_to_quaternion, Pose};
 pub(super) struct Node<'a> {
     line: usize,
     text: &'a str,
-    children: Vec<usize>,
+    /// `text` without white space around it (what keys are compared with).
+    trimmed: &'a str,
+    parent: usize,
 }
 
 /// The indentation tree of the part of the file before `TimeSeries`.
 #[derive(Debug)]
 pub(super) struct Tree<'a> {
     pub(super) nodes: Vec<Node<'a>>,
+    /// Node `n`'s children are `children[child_start[n]..child_start[n + 1]]` (one list
+    /// for the whole tree, not one per line).
+    children: Vec<usize>,
+    child_start: Vec<usize>,
     /// The line of `TimeSeries`, when the file has the block.
     time_series: Option<usize>,
     /// The whole text (its last line is counted only for an error).
@@ -30,11 +36,13 @@ pub(super) const ROOT: usize = 0;
 
 impl<'a> Tree<'a> {
     pub(super) fn parse(text: &'a str) -> Result<Self> {
-        let mut nodes = vec![Node {
+        let mut nodes = Vec::with_capacity(64);
+        nodes.push(Node {
             line: 0,
             text: "",
-            children: Vec::new(),
-        }];
+            trimmed: "",
+            parent: ROOT,
+        });
         // (node, depth) of the open ancestors; the root has depth -1.
         let mut stack: Vec<(usize, isize)> = vec![(ROOT, -1)];
         let mut time_series = None;
@@ -45,7 +53,8 @@ impl<'a> Tree<'a> {
             let depth = (raw.len() - content.len()) as isize;
             // A line of tabs only is an empty value (e.g. a joint with no name); a
             // line with nothing at all is skipped.
-            if content.trim().is_empty() && (depth == 0 || !content.is_empty()) {
+            let trimmed = content.trim();
+            if trimmed.is_empty() && (depth == 0 || !content.is_empty()) {
                 continue;
             }
             if depth == 0 && content.starts_with("TimeSeries") {
@@ -74,13 +83,29 @@ impl<'a> Tree<'a> {
             nodes.push(Node {
                 line,
                 text: content,
-                children: Vec::new(),
+                trimmed,
+                parent,
             });
-            nodes[parent].children.push(id);
             stack.push((id, depth));
+        }
+        // Children grouped by parent, in file order (a counting sort over the lines).
+        let mut child_start = vec![0; nodes.len() + 1];
+        for node in nodes.iter().skip(1) {
+            child_start[node.parent + 1] += 1;
+        }
+        for k in 1..child_start.len() {
+            child_start[k] += child_start[k - 1];
+        }
+        let mut fill = child_start.clone();
+        let mut children = vec![0; nodes.len().saturating_sub(1)];
+        for (id, node) in nodes.iter().enumerate().skip(1) {
+            children[fill[node.parent]] = id;
+            fill[node.parent] += 1;
         }
         Ok(Tree {
             nodes,
+            children,
+            child_start,
             time_series,
             text,
         })
@@ -120,38 +145,41 @@ impl<'a> Reader<'_, 'a> {
         self.tree.node(n).text
     }
 
+    /// The line's text without white space around it.
+    pub(super) fn key(&self, n: usize) -> &'a str {
+        self.tree.node(n).trimmed
+    }
+
     pub(super) fn line(&self, n: usize) -> usize {
         self.tree.node(n).line
     }
 
     pub(super) fn kids(&self, n: usize) -> &[usize] {
-        &self.tree.node(n).children
+        let tree = self.tree;
+        match (tree.child_start.get(n), tree.child_start.get(n + 1)) {
+            (Some(&a), Some(&b)) => &tree.children[a..b],
+            _ => &[],
+        }
     }
 
     pub(super) fn child(&self, n: usize, key: &str) -> Option<usize> {
-        self.kids(n)
-            .iter()
-            .copied()
-            .find(|&c| self.text(c).trim() == key)
+        self.kids(n).iter().copied().find(|&c| self.key(c) == key)
     }
 
     pub(super) fn req(&self, n: usize, key: &str) -> Result<usize> {
         self.child(n, key).ok_or_else(|| {
-            ModelError::at_line(
-                self.line(n),
-                format!("'{}' has no '{key}'", self.text(n).trim()),
-            )
+            ModelError::at_line(self.line(n), format!("'{}' has no '{key}'", self.key(n)))
         })
     }
 
     /// Refuses children other than `known`.
     pub(super) fn only(&self, n: usize, known: &[&str]) -> Result<()> {
         for &c in self.kids(n) {
-            let key = self.text(c).trim();
+            let key = self.key(c);
             if !known.contains(&key) {
                 return Err(ModelError::at_line(
                     self.line(c),
-                    format!("'{key}' in '{}' is not understood", self.text(n).trim()),
+                    format!("'{key}' in '{}' is not understood", self.key(n)),
                 ));
             }
         }
@@ -161,14 +189,14 @@ impl<'a> Reader<'_, 'a> {
     /// The one value line under item `n`.
     pub(super) fn value(&self, n: usize) -> Result<&'a str> {
         match self.kids(n) {
-            [v] => Ok(self.text(*v).trim()),
+            [v] => Ok(self.key(*v)),
             [] => Err(ModelError::at_line(
                 self.line(n),
-                format!("'{}' has no value", self.text(n).trim()),
+                format!("'{}' has no value", self.key(n)),
             )),
             [_, extra, ..] => Err(ModelError::at_line(
                 self.line(*extra),
-                format!("'{}' has more than one value line", self.text(n).trim()),
+                format!("'{}' has more than one value line", self.key(n)),
             )),
         }
     }
@@ -189,6 +217,32 @@ impl<'a> Reader<'_, 'a> {
             .collect()
     }
 
+    /// The three numbers on line `line_node` (without a list: poses are most of a file).
+    fn three_numbers(&self, line_node: usize) -> Result<[f64; 3]> {
+        let mut out = [0.0; 3];
+        let mut count = 0;
+        for s in self
+            .text(line_node)
+            .split(['\t', ' '])
+            .filter(|s| !s.is_empty())
+        {
+            let x = parse_number(s).ok_or_else(|| {
+                ModelError::at_line(self.line(line_node), format!("'{s}' is not a number"))
+            })?;
+            if let Some(slot) = out.get_mut(count) {
+                *slot = x;
+            }
+            count += 1;
+        }
+        if count != 3 {
+            return Err(ModelError::at_line(
+                self.line(line_node),
+                format!("expected 3 numbers, found {count}"),
+            ));
+        }
+        Ok(out)
+    }
+
     pub(super) fn number(&self, n: usize, key: &str) -> Result<f64> {
         let item = self.req(n, key)?;
         let text = self.value(item)?;
@@ -201,16 +255,10 @@ impl<'a> Reader<'_, 'a> {
         let [line] = self.kids(n) else {
             return Err(ModelError::at_line(
                 self.line(n),
-                format!("'{}' needs one line of 3 numbers", self.text(n).trim()),
+                format!("'{}' needs one line of 3 numbers", self.key(n)),
             ));
         };
-        match self.numbers(*line)?.as_slice() {
-            [a, b, c] => Ok([*a, *b, *c]),
-            other => Err(ModelError::at_line(
-                self.line(*line),
-                format!("expected 3 numbers, found {}", other.len()),
-            )),
-        }
+        self.three_numbers(*line)
     }
 
     pub(super) fn pose(&self, n: usize) -> Result<Pose> {
@@ -225,15 +273,7 @@ impl<'a> Reader<'_, 'a> {
         }
         let mut m = [[0.0; 3]; 3];
         for (r, &row) in rows.iter().enumerate() {
-            match self.numbers(row)?.as_slice() {
-                [a, b, c] => m[r] = [*a, *b, *c],
-                other => {
-                    return Err(ModelError::at_line(
-                        self.line(row),
-                        format!("expected 3 numbers, found {}", other.len()),
-                    ))
-                }
-            }
+            m[r] = self.three_numbers(row)?;
         }
         // Exported matrices carry rounding (seen: 1e-6 in cirpendu.asmt); they must be
         // rotations within ASMT_MATRIX_TOLERANCE and are made exact through the quaternion.
@@ -260,13 +300,39 @@ impl<'a> Reader<'_, 'a> {
         Value::Array(out)
     }
 
+    /// [`Self::raw_block`] as JSON text (an array of strings), written without values.
+    pub(super) fn raw_block_json(&self, n: usize) -> String {
+        const TABS: &str = "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t";
+        let mut out = String::from("[");
+        let mut stack: Vec<(usize, usize)> = self.kids(n).iter().rev().map(|&c| (c, 0)).collect();
+        let mut first = true;
+        while let Some((c, depth)) = stack.pop() {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            let deep;
+            let tabs = match TABS.get(..depth) {
+                Some(t) => t,
+                None => {
+                    deep = "\t".repeat(depth);
+                    &deep
+                }
+            };
+            super::extra::push_json_string(&mut out, tabs, self.text(c));
+            stack.extend(self.kids(c).iter().rev().map(|&g| (g, depth + 1)));
+        }
+        out.push(']');
+        out
+    }
+
     pub(super) fn require_empty(&self, n: usize, key: &str) -> Result<()> {
         match self.child(n, key) {
             Some(item) if !self.kids(item).is_empty() => Err(ModelError::at_line(
                 self.line(self.kids(item)[0]),
                 format!(
                     "'{}' under '{key}' is not supported yet",
-                    self.text(self.kids(item)[0]).trim()
+                    self.key(self.kids(item)[0])
                 ),
             )),
             _ => Ok(()),
