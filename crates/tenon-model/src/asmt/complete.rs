@@ -104,18 +104,30 @@ impl Reader<'_, '_> {
 /// Whether a tab is followed by white space anywhere in `bytes` (one pass, branch free
 /// so that it is vectorised).
 fn tab_then_blank(bytes: &[u8]) -> bool {
-    let next = bytes.get(1..).unwrap_or(&[]);
-    let mut found = 0u8;
-    for chunk in bytes.chunks(4096).zip(next.chunks(4096)) {
-        for (&a, &b) in chunk.0.iter().zip(chunk.1) {
-            let blank = (b == b' ') | (b == b'\t') | (b == b'\r') | (b == b'\n') | (b == 0x0c);
-            found |= u8::from(a == b'\t') & u8::from(blank);
+    let Some(next) = bytes.get(1..) else {
+        return false;
+    };
+    let this = &bytes[..next.len()];
+    // Fixed-size chunks with an inner loop of plain byte operations: the compiler
+    // turns it into vector compares.
+    const CHUNK: usize = 64;
+    let mut pairs = this.chunks_exact(CHUNK).zip(next.chunks_exact(CHUNK));
+    for (a, b) in &mut pairs {
+        let mut found = 0u8;
+        for k in 0..CHUNK {
+            let c = b[k];
+            let blank = (c == b' ') | (c == b'\t') | (c == b'\r') | (c == b'\n') | (c == 0x0c);
+            found |= u8::from(a[k] == b'\t') & u8::from(blank);
         }
         if found != 0 {
             return true;
         }
     }
-    false
+    let tail = this.len() - this.len() % CHUNK;
+    this[tail..]
+        .iter()
+        .zip(&next[tail..])
+        .any(|(&a, &c)| a == b'\t' && c.is_ascii_whitespace())
 }
 
 /// Where line `line` (numbered from 1; 0 is the start) begins in `text`.

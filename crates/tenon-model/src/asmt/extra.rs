@@ -94,6 +94,13 @@ pub(super) fn push_json_string(out: &mut String, prefix: &str, s: &str) {
     out.push('"');
     for part in [prefix, s] {
         let bytes = part.as_bytes();
+        // Most text needs no escape: one vectorised look, then a plain copy.
+        if !bytes.iter().fold(false, |any, &b| {
+            any | (b < 0x20) | (b == b'"') | (b == b'\\')
+        }) {
+            out.push_str(part);
+            continue;
+        }
         let mut from = 0;
         for (i, &b) in bytes.iter().enumerate() {
             let escape: Option<&str> = match b {

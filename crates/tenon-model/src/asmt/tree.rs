@@ -46,14 +46,21 @@ impl<'a> Tree<'a> {
         // (node, depth) of the open ancestors; the root has depth -1.
         let mut stack: Vec<(usize, isize)> = vec![(ROOT, -1)];
         let mut time_series = None;
-        for (k, raw) in text.split('\n').enumerate() {
+        let bytes = text.as_bytes();
+        let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+        let mut from = 0;
+        for (k, end) in ends.enumerate() {
             let line = k + 1;
+            // Cut at ASCII bytes, so on character boundaries.
+            let raw = text.get(from..end).unwrap_or("");
+            from = end + 1;
             let raw = raw.strip_suffix('\r').unwrap_or(raw);
-            let content = raw.trim_start_matches('\t');
-            let depth = (raw.len() - content.len()) as isize;
+            let tabs = raw.bytes().take_while(|&b| b == b'\t').count();
+            let content = raw.get(tabs..).unwrap_or("");
+            let depth = tabs as isize;
             // A line of tabs only is an empty value (e.g. a joint with no name); a
             // line with nothing at all is skipped.
-            let trimmed = content.trim();
+            let trimmed = trim(content);
             if trimmed.is_empty() && (depth == 0 || !content.is_empty()) {
                 continue;
             }
@@ -127,12 +134,25 @@ impl<'a> Tree<'a> {
     }
 }
 
+/// `s` without white space around it: ASCII trimming where the ends are ASCII (every
+/// line of these files), Unicode trimming otherwise.
+fn trim(s: &str) -> &str {
+    // Unicode white space at an end after ASCII trimming: a non-ASCII character or a
+    // vertical tab (white space to `str::trim`, not to `trim_ascii`).
+    let plain = |b: u8| b.is_ascii() && b != 0x0b;
+    let t = s.trim_ascii();
+    match (t.as_bytes().first(), t.as_bytes().last()) {
+        (Some(&a), Some(&b)) if !(plain(a) && plain(b)) => t.trim(),
+        _ => t,
+    }
+}
+
 /// Number syntax of the files: decimal, possibly with an OndselSolver `d` marker
 /// (`2.0d`, `1.0d-3`).
 pub(super) fn parse_number(text: &str) -> Option<f64> {
-    let t = text.trim();
+    let t = trim(text);
     let t = t.strip_suffix('d').unwrap_or(t);
-    let x = if t.contains('d') {
+    let x = if t.bytes().any(|b| b == b'd') {
         t.replace('d', "e").parse::<f64>()
     } else {
         t.parse::<f64>()
@@ -336,6 +356,29 @@ impl<'a> Reader<'_, 'a> {
                 ),
             )),
             _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trim;
+
+    #[test]
+    fn trimming_is_str_trim() {
+        for s in [
+            "",
+            "  ",
+            "\tName \r",
+            "Name",
+            " a b ",
+            "\u{b}vt\u{b}",
+            "\u{a0}nbsp\u{2003}",
+            " \u{3000}wide ",
+            "é",
+            " é ",
+        ] {
+            assert_eq!(trim(s), s.trim(), "{s:?}");
         }
     }
 }
