@@ -3,8 +3,6 @@
 
 use std::fmt;
 
-use rustc_hash::FxHashMap;
-
 use crate::error::ExprError;
 use crate::graph::ExprGraph;
 use crate::node::{powi, ExprId, Node, Unary};
@@ -30,11 +28,18 @@ impl ExprGraph {
                 stack.extend(self.children_of(n));
             }
         }
+        // Children are made before their parents: in id order every operand's value is
+        // there when it is read (found by binary search among the nodes reached).
         nodes.sort_unstable();
-        let mut value: FxHashMap<ExprId, f64> = FxHashMap::default();
-        let get =
-            |value: &FxHashMap<ExprId, f64>, e: ExprId| value.get(&e).copied().unwrap_or(f64::NAN);
-        for n in nodes {
+        let mut value: Vec<f64> = Vec::with_capacity(nodes.len());
+        let get = |value: &[f64], e: ExprId| {
+            nodes
+                .binary_search(&e)
+                .ok()
+                .and_then(|k| value.get(k).copied())
+                .unwrap_or(f64::NAN)
+        };
+        for &n in &nodes {
             let v = match self.node(n) {
                 Node::Const(bits) => f64::from_bits(bits),
                 Node::Var(x) => *vars.get(x.index()).ok_or(ExprError::Length {
@@ -57,7 +62,7 @@ impl ExprGraph {
                     })
                 }
             };
-            value.insert(n, v);
+            value.push(v);
         }
         Ok(outputs.iter().map(|&o| get(&value, o)).collect())
     }

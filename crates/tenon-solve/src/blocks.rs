@@ -21,6 +21,12 @@ use crate::structure::{dulmage_mendelsohn, Incidence};
 /// stage has at least this many tangent columns (two parts).
 pub const MIN_STAGE_COLUMNS: usize = 12;
 
+/// Clusters of at most this many tangent columns solve their stages on rows of the
+/// cluster's own tape; larger ones compile a tape per stage. Compiling a stage's tape
+/// costs about as much as a hundred evaluations of a small cluster's whole tape, and a
+/// stage takes a few.
+pub const STAGE_TAPE_COLUMNS: usize = 48;
+
 /// One stage: local equation rows solved over local tangent columns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Stage {

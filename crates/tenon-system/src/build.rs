@@ -492,11 +492,20 @@ impl System {
         for search in &b.searches {
             contact::start(&mut b.graph, search, &mut state0, &params_full)?;
         }
+        // Raw angles and targets read the pose and the file's parameters, never a turn
+        // counter: all evaluated in one walk of the graph.
+        let mut at_load: Vec<ExprId> = Vec::with_capacity(2 * b.turns.len());
         for t in &b.turns {
-            let raw = b.graph.evaluate(&[t.raw], &state0, &params_full)?[0];
+            at_load.push(t.raw);
+            at_load.extend(t.target);
+        }
+        let values = b.graph.evaluate(&at_load, &state0, &params_full)?;
+        let mut values = values.into_iter();
+        for t in &b.turns {
+            let raw = values.next().unwrap_or(f64::NAN);
             let k = match t.target {
-                Some(target) => {
-                    let goal = b.graph.evaluate(&[target], &state0, &params_full)?[0];
+                Some(_) => {
+                    let goal = values.next().unwrap_or(f64::NAN);
                     ((goal - raw) / (2.0 * std::f64::consts::PI)).round()
                 }
                 None => 0.0,

@@ -23,19 +23,38 @@ pub struct Compiled {
     cluster_of: Vec<u32>,
 }
 
-/// One stage of a block-triangular solve, compiled: the stage's equations over its
-/// cluster's local state, and the local tangent columns the stage moves.
+/// One stage of a block-triangular solve: some of its cluster's equations, and the local
+/// tangent columns the stage moves. The equations come compiled on a tape of their own
+/// (a large cluster: a stage's steps then cost the stage, not the cluster), or as rows
+/// of the cluster's own tape (a small one: a tape per stage cost more to compile than
+/// its evaluations saved).
 #[derive(Debug, Clone)]
 pub struct StageTape {
     cols: Vec<usize>,
-    tape: ClusterTape,
+    rows: Vec<usize>,
+    tape: Option<ClusterTape>,
 }
 
 impl StageTape {
     /// A stage moving local tangent columns `cols`, its equations in `tape` (made by
     /// [`ClusterTape::restricted`]).
     pub fn new(cols: Vec<usize>, tape: ClusterTape) -> Self {
-        StageTape { cols, tape }
+        let rows = (0..tape.equations().len()).collect();
+        StageTape {
+            cols,
+            rows,
+            tape: Some(tape),
+        }
+    }
+
+    /// A stage moving local tangent columns `cols` whose equations are local rows
+    /// `rows` of its cluster's own tape.
+    pub fn on_cluster_tape(cols: Vec<usize>, rows: Vec<usize>) -> Self {
+        StageTape {
+            cols,
+            rows,
+            tape: None,
+        }
     }
 
     /// The local tangent columns it moves.
@@ -43,9 +62,15 @@ impl StageTape {
         &self.cols
     }
 
-    /// Its tape.
-    pub fn tape(&self) -> &ClusterTape {
-        &self.tape
+    /// Its equations: rows of [`tape`](Self::tape), or of the cluster's tape when it
+    /// has none of its own.
+    pub fn rows(&self) -> &[usize] {
+        &self.rows
+    }
+
+    /// Its own tape (`None`: its rows are the cluster tape's).
+    pub fn tape(&self) -> Option<&ClusterTape> {
+        self.tape.as_ref()
     }
 }
 

@@ -145,6 +145,14 @@ pub(crate) fn cut_stages(
         }
         let cut: Vec<(Vec<usize>, Vec<usize>)> =
             stages.into_iter().map(|s| (s.rows, s.cols)).collect();
+        if cluster.tangent_dimension() <= blocks::STAGE_TAPE_COLUMNS {
+            plan.push(
+                cut.into_iter()
+                    .map(|(rows, cols)| StageTape::on_cluster_tape(cols, rows))
+                    .collect(),
+            );
+            continue;
+        }
         let tapes = cluster.restricted(system, &cut)?;
         plan.push(
             cut.into_iter()

@@ -88,10 +88,10 @@ pub(super) fn solve_staged(
     let mut iterations = 0;
     let mut placed = false;
     for (k, stage) in stages.iter().enumerate() {
-        let tape = stage.tape();
+        let tape = stage.tape().unwrap_or(whole.tape);
         let part = Part {
             cols: stage.cols().to_vec(),
-            rows: (0..tape.equations().len()).collect(),
+            rows: stage.rows().to_vec(),
             limits: Vec::new(),
         };
         let mut stage_out = tape.output();
