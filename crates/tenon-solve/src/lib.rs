@@ -305,6 +305,41 @@ pub fn prepare(
     Ok(())
 }
 
+/// Gives every stage that [`prepare`] left on its cluster's own tape (the stages of
+/// clusters of up to 48 tangent columns, `STAGE_TAPE_COLUMNS`) a tape of its own,
+/// for the plan of `options`. A first solve does better without them (compiling them
+/// cost more than it saves); a caller that solves the same system again and again (a
+/// host re-solving after each edit of a value, a drag) calls this after the first.
+pub fn compile_stage_tapes(
+    system: &mut System,
+    compiled: &Compiled,
+    stages: &mut Stages,
+    options: SolveOptions,
+) -> Result<(), SolveError> {
+    let key = stage_key(options);
+    let Some((_, plan)) = stages.plans.iter_mut().find(|(k, _)| *k == key) else {
+        return Ok(());
+    };
+    for (cluster, pieces) in compiled.clusters().iter().zip(plan.iter_mut()) {
+        for piece in pieces.iter_mut() {
+            if piece.iter().all(|s| s.tape().is_some()) {
+                continue;
+            }
+            let cut: Vec<(Vec<usize>, Vec<usize>)> = piece
+                .iter()
+                .map(|s| (s.rows().to_vec(), s.cols().to_vec()))
+                .collect();
+            let tapes = cluster.restricted(system, &cut)?;
+            *piece = cut
+                .into_iter()
+                .zip(tapes)
+                .map(|((_, cols), tape)| StageTape::new(cols, tape))
+                .collect();
+        }
+    }
+    Ok(())
+}
+
 /// Solves every cluster from `state` (updated in place, as are the turn counters in
 /// `params`). Pieces are solved in block-triangular stages when [`prepare`] compiled
 /// them for these options, else whole.

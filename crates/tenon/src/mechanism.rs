@@ -35,6 +35,9 @@ pub(crate) struct Built {
     pub(crate) params: Vec<f64>,
     /// The velocity and acceleration equations of kinematic runs, made at the first.
     pub(crate) rates: Option<tenon_system::RateTape>,
+    /// Whether it has been solved (or dragged) since it was built: from the second
+    /// solve on, small clusters' stages get tapes of their own.
+    pub(crate) solved: bool,
 }
 
 impl Built {
@@ -58,6 +61,7 @@ impl Built {
             compiled,
             stages,
             rates: None,
+            solved: false,
         })
     }
 }
@@ -212,15 +216,22 @@ impl Mechanism {
         Ok(())
     }
 
-    /// Compiles the stage tapes the current options solve with (once per kind).
+    /// Compiles the stage tapes the current options solve with (once per kind); from the
+    /// second solve on, small clusters' stages too (the first solves them on rows of
+    /// their cluster's tape, see `tenon_solve::compile_stage_tapes`).
     fn prepare(&mut self) -> Result<(), Error> {
         let Built {
             system,
             compiled,
             stages,
+            solved,
             ..
         } = &mut self.built;
         tenon_solve::prepare(system, compiled, stages, self.options)?;
+        if *solved {
+            tenon_solve::compile_stage_tapes(system, compiled, stages, self.options)?;
+        }
+        *solved = true;
         Ok(())
     }
 

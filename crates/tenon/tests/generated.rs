@@ -253,3 +253,38 @@ fn a_conflict_in_a_large_cluster_is_traced_to_its_loop() {
         assert!(k.joints.iter().all(|j| !c.redundant.contains(j)));
     }
 }
+
+/// A small driven chain (36 tangent columns) is solved in stages on rows of its cluster's
+/// tape the first time, and on stage tapes of their own from the second solve on: both
+/// land where the whole solve does.
+#[test]
+fn small_clusters_stages_hold_on_the_cluster_tape_and_on_their_own() {
+    let n = 6;
+    let text = generate::driven_chain(n);
+    let whole = solved(
+        &text,
+        SolveOptions {
+            order: SolveOrder::Whole,
+            ..SolveOptions::default()
+        },
+    );
+    let mut staged = solved(&text, SolveOptions::default());
+    let parts: Vec<String> = (0..n).map(|k| format!("link{k}")).collect();
+    // As above: 1e-10 per equation, added up along the chain.
+    let bound = 1e-9 * (n * n) as f64;
+    assert!(max_distance(&staged, &whole, &parts) <= bound);
+    assert!(staged.report().unwrap().clusters[0].stages > 1);
+    // Knocked off its place, the tip comes back on the stages' own tapes.
+    for round in 0..3 {
+        let tip = format!("link{}", n - 1);
+        let mut pose = staged.placement(&tip).unwrap();
+        pose.position[0] += 1.5;
+        pose.position[2] -= 0.5;
+        staged.set_placement(&tip, &pose).unwrap();
+        let report = staged.solve().unwrap();
+        assert!(report.converged, "round {round}");
+        assert!(report.clusters[0].stages > 1, "round {round}");
+        let d = max_distance(&staged, &whole, &parts);
+        assert!(d <= bound, "round {round}: {d}");
+    }
+}
