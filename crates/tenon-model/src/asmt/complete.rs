@@ -115,8 +115,11 @@ fn tab_then_blank(bytes: &[u8]) -> bool {
     for (a, b) in &mut pairs {
         let mut found = 0u8;
         for k in 0..CHUNK {
+            // Blank here: a space or a byte from tab to carriage return (that takes in
+            // the vertical tab, which is not white space to the row count: such a
+            // block is only counted cell by cell, which is right either way).
             let c = b[k];
-            let blank = (c == b' ') | (c == b'\t') | (c == b'\r') | (c == b'\n') | (c == 0x0c);
+            let blank = (c == b' ') | (c.wrapping_sub(b'\t') <= b'\r' - b'\t');
             found |= u8::from(a[k] == b'\t') & u8::from(blank);
         }
         if found != 0 {
