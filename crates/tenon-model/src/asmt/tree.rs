@@ -241,11 +241,18 @@ impl<'a> Reader<'_, 'a> {
     fn three_numbers(&self, line_node: usize) -> Result<[f64; 3]> {
         let mut out = [0.0; 3];
         let mut count = 0;
-        for s in self
-            .text(line_node)
-            .split(['\t', ' '])
-            .filter(|s| !s.is_empty())
-        {
+        let text = self.text(line_node);
+        // Cut at tabs and spaces (ASCII, so on character boundaries).
+        let tokens = text
+            .as_bytes()
+            .split(|&b| b == b'\t' || b == b' ')
+            .scan(0, |at, piece| {
+                let start = *at;
+                *at += piece.len() + 1;
+                Some(text.get(start..start + piece.len()).unwrap_or(""))
+            })
+            .filter(|s| !s.is_empty());
+        for s in tokens {
             let x = parse_number(s).ok_or_else(|| {
                 ModelError::at_line(self.line(line_node), format!("'{s}' is not a number"))
             })?;
