@@ -273,6 +273,37 @@ impl Stages {
     fn get(&self, key: StageKey) -> Option<&StagePlan> {
         self.plans.iter().find(|(k, _)| *k == key).map(|(_, p)| p)
     }
+
+    /// Gives every stage that [`prepare`] left on rows of its cluster's tape (the stages
+    /// of clusters of up to 48 tangent columns, `STAGE_TAPE_COLUMNS`) a tape of its own,
+    /// in the plan for `options`. A first solve does better without them (compiling
+    /// them costs more than it saves); a caller that solves the same system again and
+    /// again (a host re-solving after each edit of a value, a drag) calls this after the
+    /// first.
+    pub fn compile_own_tapes(
+        &mut self,
+        system: &mut System,
+        compiled: &Compiled,
+        options: SolveOptions,
+    ) -> Result<(), SolveError> {
+        let key = stage_key(options);
+        let Some((_, plan)) = self.plans.iter_mut().find(|(k, _)| *k == key) else {
+            return Ok(());
+        };
+        for (cluster, pieces) in compiled.clusters().iter().zip(plan.iter_mut()) {
+            for piece in pieces.iter_mut() {
+                if piece.iter().all(|s| s.tape().is_some()) {
+                    continue;
+                }
+                let cut = piece
+                    .iter()
+                    .map(|s| (s.rows().to_vec(), s.cols().to_vec()))
+                    .collect();
+                *piece = newton::compile_stages(system, cluster, cut)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn stage_key(options: SolveOptions) -> StageKey {
@@ -302,41 +333,6 @@ pub fn prepare(
         plan.push(newton::cut_stages(system, cluster, options)?);
     }
     stages.plans.push((key, plan));
-    Ok(())
-}
-
-/// Gives every stage that [`prepare`] left on its cluster's own tape (the stages of
-/// clusters of up to 48 tangent columns, `STAGE_TAPE_COLUMNS`) a tape of its own,
-/// for the plan of `options`. A first solve does better without them (compiling them
-/// cost more than it saves); a caller that solves the same system again and again (a
-/// host re-solving after each edit of a value, a drag) calls this after the first.
-pub fn compile_stage_tapes(
-    system: &mut System,
-    compiled: &Compiled,
-    stages: &mut Stages,
-    options: SolveOptions,
-) -> Result<(), SolveError> {
-    let key = stage_key(options);
-    let Some((_, plan)) = stages.plans.iter_mut().find(|(k, _)| *k == key) else {
-        return Ok(());
-    };
-    for (cluster, pieces) in compiled.clusters().iter().zip(plan.iter_mut()) {
-        for piece in pieces.iter_mut() {
-            if piece.iter().all(|s| s.tape().is_some()) {
-                continue;
-            }
-            let cut: Vec<(Vec<usize>, Vec<usize>)> = piece
-                .iter()
-                .map(|s| (s.rows().to_vec(), s.cols().to_vec()))
-                .collect();
-            let tapes = cluster.restricted(system, &cut)?;
-            *piece = cut
-                .into_iter()
-                .zip(tapes)
-                .map(|((_, cols), tape)| StageTape::new(cols, tape))
-                .collect();
-        }
-    }
     Ok(())
 }
 

@@ -218,7 +218,7 @@ impl Mechanism {
 
     /// Compiles the stage tapes the current options solve with (once per kind); from the
     /// second solve on, small clusters' stages too (the first solves them on rows of
-    /// their cluster's tape, see `tenon_solve::compile_stage_tapes`).
+    /// their cluster's tape, see `Stages::compile_own_tapes`).
     fn prepare(&mut self) -> Result<(), Error> {
         let Built {
             system,
@@ -229,7 +229,7 @@ impl Mechanism {
         } = &mut self.built;
         tenon_solve::prepare(system, compiled, stages, self.options)?;
         if *solved {
-            tenon_solve::compile_stage_tapes(system, compiled, stages, self.options)?;
+            stages.compile_own_tapes(system, compiled, self.options)?;
         }
         *solved = true;
         Ok(())

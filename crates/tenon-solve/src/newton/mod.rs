@@ -153,15 +153,23 @@ pub(crate) fn cut_stages(
             );
             continue;
         }
-        let tapes = cluster.restricted(system, &cut)?;
-        plan.push(
-            cut.into_iter()
-                .zip(tapes)
-                .map(|((_, cols), tape)| StageTape::new(cols, tape))
-                .collect(),
-        );
+        plan.push(compile_stages(system, cluster, cut)?);
     }
     Ok(plan)
+}
+
+/// Stages `(rows, cols)` of `cluster`, each compiled into a tape of its own.
+pub(crate) fn compile_stages(
+    system: &mut System,
+    cluster: &ClusterTape,
+    cut: Vec<(Vec<usize>, Vec<usize>)>,
+) -> Result<Vec<StageTape>, SolveError> {
+    let tapes = cluster.restricted(system, &cut)?;
+    Ok(cut
+        .into_iter()
+        .zip(tapes)
+        .map(|((_, cols), tape)| StageTape::new(cols, tape))
+        .collect())
 }
 
 /// Solves a compiled cluster from the global `state`.
