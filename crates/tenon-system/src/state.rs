@@ -3,7 +3,6 @@
 
 use std::sync::Mutex;
 
-use rustc_hash::FxHashMap;
 use tenon_expr::{ExprId, Tape, TapeOutput, TapeWorkspace};
 
 use crate::build::System;
@@ -201,10 +200,18 @@ impl System {
         rows: &[usize],
     ) -> Result<(Vec<f64>, TangentJacobian), SystemError> {
         self.check_lengths(state, params)?;
-        let mut out_of: FxHashMap<usize, Vec<u32>> = FxHashMap::default();
-        for (k, &r) in rows.iter().enumerate() {
-            out_of.entry(r).or_default().push(k as u32);
-        }
+        // (row, position in `rows`), by row: a row asked for twice is at both positions.
+        let mut out_of: Vec<(usize, u32)> = rows
+            .iter()
+            .enumerate()
+            .map(|(k, &r)| (r, k as u32))
+            .collect();
+        out_of.sort_unstable();
+        let positions = |r: usize| -> &[(usize, u32)] {
+            let from = out_of.partition_point(|&(row, _)| row < r);
+            let to = from + out_of[from..].partition_point(|&(row, _)| row == r);
+            &out_of[from..to]
+        };
         let mut residuals = vec![0.0; rows.len()];
         let mut entries = Vec::new();
         let mut scratch = Scratch::take_thread_local();
@@ -225,11 +232,12 @@ impl System {
                 .get(k)
                 .or((k == compiled.clusters.len()).then_some(&compiled.fixed))
         }) {
-            let wanted: Vec<(usize, &Vec<u32>)> = cluster
+            let wanted: Vec<(usize, &[(usize, u32)])> = cluster
                 .equations()
                 .iter()
                 .enumerate()
-                .filter_map(|(local, r)| out_of.get(r).map(|ks| (local, ks)))
+                .map(|(local, &r)| (local, positions(r)))
+                .filter(|(_, ks)| !ks.is_empty())
                 .collect();
             if wanted.is_empty() {
                 continue;
@@ -240,12 +248,12 @@ impl System {
             let local_rows: Vec<usize> = wanted.iter().map(|&(l, _)| l).collect();
             let jac = cluster.tangent_jacobian(&local, &out, &local_rows);
             for &(l, ks) in &wanted {
-                for &k in ks {
+                for &(_, k) in ks {
                     residuals[k as usize] = out.residuals()[l];
                 }
             }
             for &(i, c, v) in &jac.entries {
-                for &k in wanted[i as usize].1 {
+                for &(_, k) in wanted[i as usize].1 {
                     entries.push((k, cluster.global_column(c as usize) as u32, v));
                 }
             }
