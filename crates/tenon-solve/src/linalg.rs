@@ -113,6 +113,18 @@ impl StepMatrix {
         }
     }
 
+    /// The steps of `factor`, a regularised factorization of this matrix as it is now
+    /// (from [`Steps::into_factor`]); `None` if it is of the other kind.
+    pub(crate) fn steps_with(&self, factor: Factor) -> Option<Steps<'_>> {
+        match (self, factor) {
+            (StepMatrix::Dense(step), Factor::Dense(chol)) => Some(Steps::Dense { step, chol }),
+            (StepMatrix::Sparse(normal), Factor::Sparse(llt)) => {
+                Some(Steps::Sparse { normal, llt })
+            }
+            _ => None,
+        }
+    }
+
     /// Factors what can be factored once for any damping.
     pub(crate) fn factor(&self) -> Result<Factored<'_>, SolveError> {
         Ok(match self {
@@ -128,7 +140,7 @@ pub(crate) enum Factored<'a> {
     Sparse(&'a SparseNormal),
 }
 
-impl Factored<'_> {
+impl<'a> Factored<'a> {
     /// Numerical rank (singular values of the dense matrix; called once, at the end),
     /// where the piece is small enough.
     pub(crate) fn rank(&self) -> Option<usize> {
@@ -162,7 +174,7 @@ impl Factored<'_> {
     /// regularisation floor down as the residual falls (rounding drift along free
     /// directions is proportional to the step, so a small step can take a small floor,
     /// and the last steps converge fast).
-    pub(crate) fn regularized(&self, lambda: f64, progress: f64) -> Result<Steps<'_>, SolveError> {
+    pub(crate) fn regularized(&self, lambda: f64, progress: f64) -> Result<Steps<'a>, SolveError> {
         let floor = REGULARIZATION * progress.clamp(1e-6, 1.0) * self.scale().powi(2);
         let mu = lambda.max(floor);
         match self {
@@ -190,7 +202,22 @@ pub(crate) enum Steps<'a> {
     },
 }
 
+/// A regularised factorization kept apart from its matrix, to be used again while the
+/// matrix stays as it was ([`StepMatrix::steps_with`]).
+pub(crate) enum Factor {
+    Dense(dense::Cholesky),
+    Sparse(Llt<usize, f64>),
+}
+
 impl Steps<'_> {
+    /// Its factorization, without the borrow of its matrix.
+    pub(crate) fn into_factor(self) -> Factor {
+        match self {
+            Steps::Dense { chol, .. } => Factor::Dense(chol),
+            Steps::Sparse { llt, .. } => Factor::Sparse(llt),
+        }
+    }
+
     /// `ln det(A^T A + mu I)` where it is at hand (dense), to watch for a rank drop
     /// between factorizations of one pattern without a rank-revealing one each time.
     pub(crate) fn log_det(&self) -> Option<f64> {

@@ -224,6 +224,16 @@ impl ClusterTape {
         }
     }
 
+    /// Buffers for [`update_turns`](Self::update_turns) alone (the raw angles' outputs;
+    /// none for the equations).
+    pub(crate) fn turn_output(&self) -> ClusterOutput {
+        ClusterOutput {
+            equations: TapeOutput::default(),
+            raw: self.raw_angles.output(),
+            raw_before: Vec::new(),
+        }
+    }
+
     /// Evaluates residuals and Jacobian at the local state.
     pub fn evaluate(
         &self,

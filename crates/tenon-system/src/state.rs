@@ -366,7 +366,7 @@ impl System {
         }
         let mut scratch = Scratch::take_thread_local();
         for cluster in compiled.all().filter(|c| c.has_turns()) {
-            let mut out = cluster.output();
+            let mut out = cluster.turn_output();
             let (a, b) = (cluster.gather(old), cluster.gather(new));
             cluster.update_turns(&mut scratch, &a, &b, params, &mut out)?;
         }

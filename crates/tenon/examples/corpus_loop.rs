@@ -1,9 +1,10 @@
 //! Builds and solves one assembly file (`.asmt` or JSON) from its text many times (for
 //! profilers).
 //!
-//! `cargo run --release -p tenon --example corpus_loop -- FILE [N] [build|kinematics]`
+//! `cargo run --release -p tenon --example corpus_loop -- FILE [N] [build|kinematics|phases]`
 //! (`build`: build only, no solve; `kinematics`: an `.asmt` file's kinematic run over the
-//! times of its own TimeSeries, from the text, as the `kinematics` benchmark does)
+//! times of its own TimeSeries, from the text, as the `kinematics` benchmark does;
+//! `phases`: read, build and solve timed apart, microseconds per run each)
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -16,6 +17,7 @@ fn main() -> ExitCode {
     let mode = args.next();
     let build_only = mode.as_deref() == Some("build");
     let kinematics = mode.as_deref() == Some("kinematics");
+    let phases = mode.as_deref() == Some("phases");
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) => {
@@ -32,6 +34,9 @@ fn main() -> ExitCode {
         Some(Ok(s)) => Some(s),
         None => None,
     };
+    if phases {
+        return time_phases(&path, &text, n);
+    }
     let start = std::time::Instant::now();
     let mut converged = 0;
     for _ in 0..n {
@@ -68,6 +73,52 @@ fn main() -> ExitCode {
     println!(
         "{path}: {n} runs, {converged} converged, {:.1} us each",
         each * 1e6
+    );
+    ExitCode::SUCCESS
+}
+
+/// Reading, building and solving timed apart (the sum is a little over a whole run's
+/// time: the clock is read between phases).
+fn time_phases(path: &str, text: &str, n: usize) -> ExitCode {
+    use std::time::{Duration, Instant};
+    let mut spent = [Duration::ZERO; 4];
+    let mut converged = 0;
+    for _ in 0..n {
+        let t0 = Instant::now();
+        let read = if path.ends_with(".json") {
+            tenon::read_json(text, None)
+        } else {
+            tenon::read_asmt(text, None)
+        };
+        let t1 = Instant::now();
+        let built = read
+            .map_err(tenon::Error::from)
+            .and_then(tenon::Mechanism::new);
+        let t2 = Instant::now();
+        let mut m = match built {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("{path}: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if m.solve().is_ok_and(|r| r.converged) {
+            converged += 1;
+        }
+        let t3 = Instant::now();
+        drop(m);
+        let t4 = Instant::now();
+        for (s, d) in spent.iter_mut().zip([t1 - t0, t2 - t1, t3 - t2, t4 - t3]) {
+            *s += d;
+        }
+    }
+    let us = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
+    println!(
+        "{path}: {n} runs, {converged} converged; us each: read {:.1}, build {:.1}, solve {:.1}, drop {:.1}",
+        us(spent[0]),
+        us(spent[1]),
+        us(spent[2]),
+        us(spent[3])
     );
     ExitCode::SUCCESS
 }

@@ -1,8 +1,6 @@
 //! Correcting a predicted frame: chord steps with the last frame's Jacobian, or Newton
 //! steps with a fresh one (see the module above for when each is used).
 
-use tenon_system::TangentJacobian;
-
 use super::rates::{filled, refined};
 use super::{KinematicRun, MAX_CHORD_STEPS, MAX_NEWTON_STEPS, MAX_REFINEMENTS};
 use crate::{Problem, SolveError};
@@ -25,33 +23,37 @@ impl KinematicRun {
         state: &mut [f64],
         params: &mut [f64],
     ) -> Result<Option<f64>, SolveError> {
-        let system = problem.system;
         let Some(matrix) = self.matrix.as_ref() else {
             return Ok(None);
         };
         let predicted = (state.to_vec(), params.to_vec());
-        let factored = matrix.factor()?;
-        let steps = factored.regularized(0.0, 1e-6)?;
+        let steps = match self.factor.take().and_then(|f| matrix.steps_with(f)) {
+            Some(steps) => steps,
+            None => matrix.factor()?.regularized(0.0, 1e-6)?,
+        };
         let mut last = f64::INFINITY;
         for _ in 0..MAX_CHORD_STEPS {
-            let all = system.residuals(problem.compiled, state, params)?;
-            let r: Vec<f64> = self
-                .rows
-                .iter()
-                .map(|&k| all.get(k).copied().unwrap_or(0.0))
-                .collect();
+            self.evaluator.evaluate_residuals(
+                problem.compiled,
+                &mut self.scratch,
+                state,
+                params,
+            )?;
+            let r = self.evaluator.residuals();
             let largest = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
             if !largest.is_finite() || largest > 0.25 * last {
                 break;
             }
-            if self.holds(&r) {
+            if self.holds(r) {
+                self.factor = Some(steps.into_factor());
                 return Ok(Some(largest));
             }
             last = largest;
-            let dy = steps.solve(&r);
+            let dy = steps.solve(r);
             let delta: Vec<f64> = dy.iter().zip(&self.weights).map(|(d, w)| -d / w).collect();
             move_by(problem, (state, params), &delta)?;
         }
+        self.factor = Some(steps.into_factor());
         state.copy_from_slice(&predicted.0);
         params.copy_from_slice(&predicted.1);
         Ok(None)
@@ -59,34 +61,35 @@ impl KinematicRun {
 
     /// Corrects a predicted state by Newton steps with a fresh Jacobian each (least
     /// change, as a solve steps), up to [`MAX_NEWTON_STEPS`], each residual at most a
-    /// quarter of the one before. Returns the largest residual and the Jacobian at the
-    /// final state (for the rates) when they converge; else puts the prediction back.
-    #[allow(clippy::type_complexity)]
+    /// quarter of the one before. Returns the largest residual when they converge (the
+    /// evaluator then holds the Jacobian at the final state, for the rates); else puts
+    /// the prediction back.
     pub(super) fn newton(
         &mut self,
         problem: &Problem<'_>,
         state: &mut [f64],
         params: &mut [f64],
-    ) -> Result<Option<(f64, TangentJacobian)>, SolveError> {
-        let system = problem.system;
+    ) -> Result<Option<f64>, SolveError> {
         let predicted = (state.to_vec(), params.to_vec());
         let mut last = f64::INFINITY;
         for _ in 0..=MAX_NEWTON_STEPS {
-            let (r, jac) =
-                system.tangent_jacobian_of_rows(problem.compiled, state, params, &self.rows)?;
+            self.evaluator
+                .evaluate(problem.compiled, &mut self.scratch, state, params)?;
+            let (r, jac) = (self.evaluator.residuals(), self.evaluator.jacobian());
             let largest = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
             if !largest.is_finite() || largest > 0.25 * last {
                 break;
             }
-            if self.holds(&r) {
-                return Ok(Some((largest, jac)));
+            if self.holds(r) {
+                return Ok(Some(largest));
             }
             last = largest;
             let shape = (self.rows.len(), self.options.dense_columns);
-            let factored = filled(&mut self.matrix, shape, &self.weights, &jac)?;
+            self.factor = None;
+            let factored = filled(&mut self.matrix, shape, &self.weights, jac)?;
             let steps = factored.regularized(0.0, 1e-6)?;
             // The least-change step, refined like the rates.
-            let x = refined(&steps, &jac, &self.weights, (&r, MAX_REFINEMENTS)).0;
+            let x = refined(&steps, jac, &self.weights, (r, MAX_REFINEMENTS)).0;
             let delta: Vec<f64> = x.iter().map(|d| -d).collect();
             move_by(problem, (state, params), &delta)?;
         }

@@ -20,14 +20,14 @@
 //! | `rates` | velocities and accelerations at a solved frame |
 
 use tenon_model::JointKey;
-use tenon_system::{RateTape, RateWork, System, TangentJacobian};
+use tenon_system::{RateTape, RateWork, RowEvaluator, Scratch, System};
 
 mod correct;
 mod rates;
 
 use correct::move_by;
 
-use crate::linalg::StepMatrix;
+use crate::linalg::{Factor, StepMatrix};
 use crate::{column_weights, solve, takes_part, Problem, SolveError, SolveOptions};
 
 /// Refinement rounds at most after the regularised solve of the rates: they stop once
@@ -113,9 +113,15 @@ pub struct KinematicEvent {
 /// [`run_rows`]) are passed to each step, so a host can keep them beside it.
 pub struct KinematicRun {
     work: RateWork,
+    /// The run's rows evaluated into buffers kept from frame to frame.
+    evaluator: RowEvaluator,
+    scratch: Scratch,
     /// The weighted Jacobian of the rates, its pattern (and a sparse one's symbolic
     /// analysis) made at the first frame and refilled at each.
     matrix: Option<StepMatrix>,
+    /// `matrix` as the last frame's rates filled it, factored as they factored it (the
+    /// next frame's chord steps use it); `None` once the matrix is filled again.
+    factor: Option<Factor>,
     rows: Vec<usize>,
     weights: Vec<f64>,
     options: SolveOptions,
@@ -183,9 +189,13 @@ impl KinematicRun {
         let tolerances = crate::Tolerances::at(problem.system, &state, &options);
         let per_row = tolerances.per_row(problem.system);
         let row_tolerance = rows.iter().map(|&k| per_row.equation(k)).collect();
+        let evaluator = problem.system.row_evaluator(problem.compiled, &rows);
         Ok(KinematicRun {
             work: rates.work(),
+            evaluator,
+            scratch: Scratch::new(),
             matrix: None,
+            factor: None,
             rows,
             tolerances,
             row_tolerance,
@@ -252,7 +262,8 @@ impl KinematicRun {
         // serves the rates; on a large one the full solve, whose block-triangular stages
         // stay well conditioned on long chains (the normal equations do not). A chord
         // that stalled is tried again only every CHORD_RETRY frames.
-        let mut evaluated: Option<TangentJacobian> = None;
+        // Whether the evaluator holds the Jacobian at the corrected state.
+        let mut evaluated = false;
         let mut corrected = None;
         if h != 0.0 && system.limits().is_empty() {
             self.since_chord_failed = self.since_chord_failed.saturating_add(1);
@@ -263,9 +274,9 @@ impl KinematicRun {
                 }
             }
             if corrected.is_none() && system.tangent_dimension() <= self.options.dense_columns {
-                if let Some((largest, jac)) = self.newton(problem, &mut state, &mut params)? {
+                if let Some(largest) = self.newton(problem, &mut state, &mut params)? {
                     corrected = Some(largest);
-                    evaluated = Some(jac);
+                    evaluated = true;
                 }
             }
         }
@@ -279,7 +290,7 @@ impl KinematicRun {
                 tolerances: self.tolerances,
             },
             None => {
-                evaluated = None;
+                evaluated = false;
                 solve(problem, &mut state, &mut params, self.options)?
             }
         };

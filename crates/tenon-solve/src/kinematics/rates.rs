@@ -11,26 +11,24 @@ use crate::{Problem, SolveError};
 
 impl KinematicRun {
     /// Velocities and accelerations at a solved state, and the Jacobian's rank where it
-    /// is known.
+    /// is known (`evaluated`: the evaluator holds the Jacobian at this state).
     #[allow(clippy::type_complexity)]
     pub(super) fn rates_at(
         &mut self,
         (problem, rates): (&Problem<'_>, &RateTape),
         (state, params): (&[f64], &[f64]),
-        evaluated: Option<TangentJacobian>,
+        evaluated: bool,
     ) -> Result<(Vec<f64>, Vec<f64>, Option<usize>), SolveError> {
         let system = problem.system;
         let dimension = system.tangent_dimension();
-        let jac = match evaluated {
-            Some(jac) => jac,
-            None => {
-                system
-                    .tangent_jacobian_of_rows(problem.compiled, state, params, &self.rows)?
-                    .1
-            }
-        };
+        if !evaluated {
+            self.evaluator
+                .evaluate(problem.compiled, &mut self.scratch, state, params)?;
+        }
+        let jac = self.evaluator.jacobian();
         let shape = (self.rows.len(), self.options.dense_columns);
-        let factored = filled(&mut self.matrix, shape, &self.weights, &jac)?;
+        self.factor = None;
+        let factored = filled(&mut self.matrix, shape, &self.weights, jac)?;
         let steps = factored.regularized(0.0, 1e-6)?;
         // The rank (a rank-revealing QR) where the matrix is dense: at the first frame,
         // and again only when the normal matrix's determinant has fallen by a factor
@@ -47,7 +45,6 @@ impl KinematicRun {
             _ => None,
         };
         let weights = &self.weights;
-        let jac = &jac;
         // Refined least-norm solves; where a few rounds do not finish and the system is
         // large and square (every freedom driven), sparse LU (made once per frame, each
         // solve checked by its residual); else refinement to the end.
@@ -84,6 +81,7 @@ impl KinematicRun {
             if let Some(pinv) = factored.pseudo_inverse() {
                 let (velocity, acceleration) =
                     undriven_rates((rates, &mut self.work), &pinv, (state, params), weights)?;
+                self.factor = Some(steps.into_factor());
                 return Ok((velocity, acceleration, rank));
             }
         }
@@ -92,6 +90,7 @@ impl KinematicRun {
         let acceleration_rhs =
             rates.acceleration_rhs(&mut self.work, (state, params), &velocity)?;
         let acceleration = solve_refined(acceleration_rhs);
+        self.factor = Some(steps.into_factor());
         Ok((velocity, acceleration, rank))
     }
 }
