@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 use crate::error::ExprError;
 use crate::graph::{ExprGraph, MAX_POWI};
 use crate::node::{Binary, ExprId, Node, SplineId, Unary, VarId};
-use crate::shape::{InstanceMap, Leaves, Template};
+use crate::shape::{range_of, InstanceMap, LeafRanges, Leaves, Template};
 use crate::tape::{
     narrow_copy, Code, Instr, JacobianPattern, Op, SlotIndex, Stream, Tape, NARROW_SLOTS,
 };
@@ -161,10 +161,10 @@ impl ExprGraph {
         let groups = groups.filter(|g| g.len() == rows && !form.grouped);
         let mut instances = match groups {
             Some(groups) => self.shaped_instances(outputs, groups, columns, form)?,
-            None => Vec::new(),
+            None => Instances::default(),
         };
         let mut instance_of_row = vec![u32::MAX; rows];
-        for (i, inst) in instances.iter().enumerate() {
+        for (i, inst) in instances.list.iter().enumerate() {
             let rows_of = self
                 .templates
                 .get(inst.template)
@@ -189,7 +189,7 @@ impl ExprGraph {
         let mut row: Vec<(u32, ExprId)> = Vec::new();
         let mut shaped_row: Vec<(u32, u32)> = Vec::new();
         for (r, &out) in outputs.iter().enumerate() {
-            match instances.get_mut(instance_of_row[r] as usize) {
+            match instances.list.get(instance_of_row[r] as usize).copied() {
                 Some(inst) => {
                     let Some(p) = self.templates.get(inst.template).map(Template::pattern) else {
                         row_start.push(cols.len() as u32);
@@ -197,14 +197,12 @@ impl ExprGraph {
                     };
                     let local = r - inst.first_row;
                     let (a, b) = (p.row_start[local] as usize, p.row_start[local + 1] as usize);
-                    if inst.entry_cells.is_empty() {
-                        inst.entry_cells = vec![0; p.nnz()];
-                    }
+                    let leaf_column = range_of(&instances.leaf_column, inst.leaves.vars);
                     shaped_row.clear();
                     for (j, &c) in p.cols.iter().enumerate().take(b).skip(a) {
                         // An unknown that is not a column (a global compile's): its
                         // entry is computed into the scratch cell.
-                        match inst.leaf_column.get(c as usize) {
+                        match leaf_column.get(c as usize) {
                             Some(&column) if column != u32::MAX => {
                                 shaped_row.push((column, j as u32));
                             }
@@ -212,8 +210,12 @@ impl ExprGraph {
                         }
                     }
                     shaped_row.sort_unstable();
+                    let entry_cells = instances
+                        .entry_cells
+                        .get_mut(inst.entries.0 as usize..inst.entries.1 as usize)
+                        .unwrap_or(&mut []);
                     for &(c, j) in &shaped_row {
-                        if let Some(cell) = inst.entry_cells.get_mut(j as usize) {
+                        if let Some(cell) = entry_cells.get_mut(j as usize) {
                             *cell = 1 + rows as u32 + cols.len() as u32;
                         }
                         cols.push(c);
@@ -290,11 +292,11 @@ impl ExprGraph {
             &mut consts,
             &mut needed,
         );
-        for inst in &instances {
+        for inst in &instances.list {
             let Some(t) = self.templates.get(inst.template) else {
                 continue;
             };
-            let map = inst.map();
+            let map = instances.map(inst);
             for &(cell, value) in &t.parts.constant_entries {
                 constant_entries.push((map.cell(t, cell), value));
             }
@@ -318,11 +320,11 @@ impl ExprGraph {
         groups: &[u32],
         columns: &LocalColumns,
         form: Form,
-    ) -> Result<Vec<Instance>, ExprError> {
+    ) -> Result<Instances, ExprError> {
         let jacobian = columns.len > 0;
         // Each group's shape is looked up as soon as it is made: the shapes of a large
         // cluster, all held at once, would be hundreds of megabytes.
-        let mut instances = Vec::new();
+        let mut instances = Instances::default();
         let mut start = 0;
         while start < outputs.len() {
             let label = groups.get(start);
@@ -332,30 +334,35 @@ impl ExprGraph {
             }
             let first_row = start;
             start = end;
-            let Some((key, leaves)) = self.shape_of(&outputs[first_row..end], jacobian) else {
+            let Some((template, leaves)) =
+                self.shaped_group(&outputs[first_row..end], jacobian, &mut instances.leaves)?
+            else {
                 continue;
             };
-            let template = self.template_for(key, &leaves)?;
-            let leaf_column: Vec<u32> = leaves
-                .vars
-                .iter()
-                .map(|v| columns.of.get(v).copied().unwrap_or(u32::MAX))
-                .collect();
-            let var_index = if form.local {
-                if let Some(k) = leaf_column.iter().position(|&c| c == u32::MAX) {
-                    return Err(ExprError::NotAColumn(leaves.vars[k]));
+            let vars = instances.leaves.vars_at(leaves);
+            for &v in vars {
+                let column = columns.of.get(&v).copied().unwrap_or(u32::MAX);
+                if form.local && column == u32::MAX {
+                    return Err(ExprError::NotAColumn(v));
                 }
-                leaf_column.clone()
-            } else {
-                leaves.vars.iter().map(|v| v.0).collect()
-            };
-            instances.push(Instance {
+                instances.leaf_column.push(column);
+                instances
+                    .var_index
+                    .push(if form.local { column } else { v.0 });
+            }
+            let nnz = self
+                .templates
+                .get(template)
+                .map_or(0, |t| t.pattern().nnz());
+            let first_entry = instances.entry_cells.len() as u32;
+            instances
+                .entry_cells
+                .resize(instances.entry_cells.len() + nnz, 0);
+            instances.list.push(Instance {
                 template,
                 first_row,
                 leaves,
-                var_index,
-                leaf_column,
-                entry_cells: Vec::new(),
+                entries: (first_entry, instances.entry_cells.len() as u32),
             });
         }
         Ok(instances)
@@ -390,27 +397,43 @@ impl CompiledParts {
     }
 }
 
-/// A shaped group of a compile: its template, its first output row, its leaves, where
-/// each of its unknowns is read, and the output cell of each of its template's Jacobian
-/// entries.
+/// A shaped group of a compile: its template, its first output row, where its leaves
+/// are among [`Instances::leaves`], and where the output cells of its template's
+/// Jacobian entries are among [`Instances::entry_cells`].
+#[derive(Clone, Copy)]
 struct Instance {
     template: u32,
     first_row: usize,
+    leaves: LeafRanges,
+    entries: (u32, u32),
+}
+
+/// The shaped groups of a compile, their lists end to end (a large cluster has tens of
+/// thousands of groups: lists of their own cost an allocation and a few regrowths each).
+#[derive(Default)]
+struct Instances {
+    list: Vec<Instance>,
     leaves: Leaves,
+    /// Per unknown leaf (parallel to `leaves.vars`): the index it is read at (column or
+    /// global index), and its column (`u32::MAX`: not a column).
     var_index: Vec<u32>,
-    /// The column of each of its unknowns (`u32::MAX`: not a column).
     leaf_column: Vec<u32>,
     entry_cells: Vec<u32>,
 }
 
-impl Instance {
-    fn map(&self) -> InstanceMap<'_> {
+impl Instances {
+    fn map(&self, inst: &Instance) -> InstanceMap<'_> {
         InstanceMap {
-            var_index: &self.var_index,
-            leaves: &self.leaves,
-            first_cell: 1 + self.first_row as u32,
-            entry_cells: &self.entry_cells,
+            var_index: range_of(&self.var_index, inst.leaves.vars),
+            params: self.leaves.params_at(inst.leaves),
+            consts: self.leaves.consts_at(inst.leaves),
+            first_cell: 1 + inst.first_row as u32,
+            entry_cells: range_of(&self.entry_cells, inst.entries),
         }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.list.is_empty()
     }
 }
 
@@ -422,7 +445,7 @@ impl Instance {
 fn with_instances(
     templates: &crate::shape::Templates,
     (mut residual, mut full): (Stream<u32>, Stream<u32>),
-    instances: &[Instance],
+    instances: &Instances,
     consts: &mut ConstPool,
     needed: &mut Needed<'_>,
 ) -> (Code, Code) {
@@ -432,7 +455,7 @@ fn with_instances(
     // Sized once: growing the streams by doubling copied them again and again.
     let (mut more_residual, mut more_full) = (0, 0);
     let mut slots = residual.slots.max(full.slots);
-    for inst in instances {
+    for inst in &instances.list {
         if let Some(t) = templates.get(inst.template) {
             more_residual += t.parts.residual.len();
             more_full += t.parts.full.len();
@@ -467,15 +490,15 @@ fn with_instances(
 fn append_all<D: SlotIndex>(
     templates: &crate::shape::Templates,
     (residual, full): (&mut Stream<D>, &mut Stream<D>),
-    instances: &[Instance],
+    instances: &Instances,
     consts: &mut ConstPool,
     needed: &mut Needed<'_>,
 ) -> bool {
-    for inst in instances {
+    for inst in &instances.list {
         let Some(t) = templates.get(inst.template) else {
             continue;
         };
-        let map = inst.map();
+        let map = instances.map(inst);
         if !(append_code(residual, &t.parts.residual, t, &map, consts, needed)
             && append_code(full, &t.parts.full, t, &map, consts, needed))
         {

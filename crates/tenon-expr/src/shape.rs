@@ -54,7 +54,7 @@ fn is_literal(bits: u64) -> bool {
 /// A group's shape: its nodes in post-order, children and leaves numbered locally (a
 /// parameter leaf with [`CONSTANT_LEAF`] set is the group's `k`-th constant), and the
 /// positions of its outputs.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct ShapeKey {
     nodes: Vec<Node>,
     roots: Vec<u32>,
@@ -63,12 +63,62 @@ pub(crate) struct ShapeKey {
     jacobian: bool,
 }
 
-/// A group's own leaves, in the order its shape numbers them.
-#[derive(Debug, Default)]
+/// A group's own leaves, in the order its shape numbers them; also the leaves of many
+/// groups end to end (a compile's instances hold ranges of one such list).
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Leaves {
     pub(crate) vars: Vec<VarId>,
     params: Vec<ParamId>,
     consts: Vec<u64>,
+}
+
+/// Where one group's leaves are in a [`Leaves`] holding many groups' (start and end of
+/// each list).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LeafRanges {
+    pub(crate) vars: (u32, u32),
+    params: (u32, u32),
+    consts: (u32, u32),
+}
+
+impl Leaves {
+    fn clear(&mut self) {
+        self.vars.clear();
+        self.params.clear();
+        self.consts.clear();
+    }
+
+    /// The unknowns, parameters and constants of the group at `r`.
+    pub(crate) fn vars_at(&self, r: LeafRanges) -> &[VarId] {
+        range_of(&self.vars, r.vars)
+    }
+
+    pub(crate) fn params_at(&self, r: LeafRanges) -> &[ParamId] {
+        range_of(&self.params, r.params)
+    }
+
+    pub(crate) fn consts_at(&self, r: LeafRanges) -> &[u64] {
+        range_of(&self.consts, r.consts)
+    }
+
+    /// Appends `group`'s leaves; where they are.
+    fn append(&mut self, group: &Leaves) -> LeafRanges {
+        fn push<T: Copy>(list: &mut Vec<T>, more: &[T]) -> (u32, u32) {
+            let start = list.len() as u32;
+            list.extend_from_slice(more);
+            (start, list.len() as u32)
+        }
+        LeafRanges {
+            vars: push(&mut self.vars, &group.vars),
+            params: push(&mut self.params, &group.params),
+            consts: push(&mut self.consts, &group.consts),
+        }
+    }
+}
+
+/// Entries `range` of `list` (empty where out of range).
+pub(crate) fn range_of<T>(list: &[T], (start, end): (u32, u32)) -> &[T] {
+    list.get(start as usize..end as usize).unwrap_or(&[])
 }
 
 /// A shape compiled once: its Jacobian pattern over its unknowns (column `k` is its
@@ -87,12 +137,16 @@ impl Template {
     }
 }
 
-/// Per-node scratch for shape walks, kept in the graph between compiles: the walk that
-/// last reached a node (`stamp`) and the node's position in that walk's shape.
+/// Scratch for shape walks, kept in the graph between compiles: per node, the walk that
+/// last reached it (`stamp`) and its position in that walk's shape; the last walk's
+/// shape, leaves and stack (a shape found in the templates costs no allocation).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ShapeScratch {
     seen: Vec<(u32, u32)>,
     stamp: u32,
+    key: ShapeKey,
+    leaves: Leaves,
+    stack: Vec<(ExprId, bool)>,
 }
 
 /// Templates a graph uses, by shape (each also in the process-wide [`SHARED`] cache
@@ -126,33 +180,30 @@ fn shared() -> &'static Mutex<FxHashMap<ShapeKey, Arc<Template>>> {
 }
 
 impl ExprGraph {
-    /// The shape of the group `roots` and its leaves, or `None` when it cannot be shaped
-    /// (it holds a spline).
-    pub(crate) fn shape_of(
+    /// The template of the group `roots` (compiled if its shape is new) and where its
+    /// leaves were appended to `pool`; `None` when it cannot be shaped (it holds a
+    /// spline).
+    pub(crate) fn shaped_group(
         &mut self,
         roots: &[ExprId],
         jacobian: bool,
-    ) -> Option<(ShapeKey, Leaves)> {
+        pool: &mut Leaves,
+    ) -> Result<Option<(u32, LeafRanges)>, ExprError> {
         let mut scratch = std::mem::take(&mut self.shape_scratch);
-        let shape = self
-            .walk_shape(roots, &mut scratch)
-            .map(|(nodes, roots, leaves)| {
-                let key = ShapeKey {
-                    nodes,
-                    roots,
-                    jacobian,
-                };
-                (key, leaves)
-            });
+        let found = if self.walk_shape(roots, &mut scratch) {
+            scratch.key.jacobian = jacobian;
+            self.template_for(&scratch.key, &scratch.leaves)
+                .map(|t| Some((t, pool.append(&scratch.leaves))))
+        } else {
+            Ok(None)
+        };
         self.shape_scratch = scratch;
-        shape
+        found
     }
 
-    fn walk_shape(
-        &self,
-        roots: &[ExprId],
-        scratch: &mut ShapeScratch,
-    ) -> Option<(Vec<Node>, Vec<u32>, Leaves)> {
+    /// Walks the group `roots` into `scratch`'s shape (nodes and roots) and leaves; false
+    /// when it cannot be shaped.
+    fn walk_shape(&self, roots: &[ExprId], scratch: &mut ShapeScratch) -> bool {
         scratch.stamp = scratch.stamp.wrapping_add(1);
         if scratch.stamp == 0 {
             scratch.seen.iter_mut().for_each(|s| *s = (0, 0));
@@ -162,17 +213,24 @@ impl ExprGraph {
         if scratch.seen.len() < self.node_count() {
             scratch.seen.resize(self.node_count(), (0, 0));
         }
-        let seen = &mut scratch.seen;
+        let ShapeScratch {
+            seen,
+            key,
+            leaves,
+            stack,
+            ..
+        } = scratch;
         let position = |seen: &[(u32, u32)], e: ExprId| -> Option<u32> {
             match seen.get(e.index()) {
                 Some(&(s, k)) if s == stamp => Some(k),
                 _ => None,
             }
         };
-        let mut nodes: Vec<Node> = Vec::new();
-        let mut leaves = Leaves::default();
-        let mut key_roots = Vec::with_capacity(roots.len());
-        let mut stack: Vec<(ExprId, bool)> = Vec::new();
+        let nodes = &mut key.nodes;
+        nodes.clear();
+        key.roots.clear();
+        leaves.clear();
+        stack.clear();
         for &root in roots {
             stack.push((root, false));
             while let Some((n, expanded)) = stack.pop() {
@@ -186,7 +244,7 @@ impl ExprGraph {
                     let kids: [Option<ExprId>; 2] = match node {
                         Node::Unary(_, a) | Node::Powi(a, _) => [Some(a), None],
                         Node::Binary(_, a, b) => [Some(a), Some(b)],
-                        Node::Spline(..) => return None,
+                        Node::Spline(..) => return false,
                         _ => [None, None],
                     };
                     for c in kids.into_iter().rev().flatten() {
@@ -214,26 +272,26 @@ impl ExprGraph {
                     Node::Unary(op, a) => Node::Unary(op, local(a)),
                     Node::Binary(op, a, b) => Node::Binary(op, local(a), local(b)),
                     Node::Powi(a, k) => Node::Powi(local(a), k),
-                    Node::Spline(..) => return None,
+                    Node::Spline(..) => return false,
                 };
                 if let Some(s) = seen.get_mut(n.index()) {
                     *s = (stamp, nodes.len() as u32);
                 }
                 nodes.push(shaped);
             }
-            key_roots.push(position(seen, root).unwrap_or(0));
+            key.roots.push(position(seen, root).unwrap_or(0));
         }
-        Some((nodes, key_roots, leaves))
+        true
     }
 
     /// The template of `key` (whose leaves are `leaves`): this graph's, the process's,
     /// or compiled now.
     pub(crate) fn template_for(
         &mut self,
-        key: ShapeKey,
+        key: &ShapeKey,
         leaves: &Leaves,
     ) -> Result<u32, ExprError> {
-        if let Some(&k) = self.templates.index.get(&key) {
+        if let Some(&k) = self.templates.index.get(key) {
             return Ok(k);
         }
         // A poisoned lock only means another thread panicked while holding it; the map
@@ -241,12 +299,12 @@ impl ExprGraph {
         let cached = shared()
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
+            .get(key)
             .cloned();
         let template = match cached {
             Some(t) => t,
             None => {
-                let t = Arc::new(compile_template(&key, leaves)?);
+                let t = Arc::new(compile_template(key, leaves)?);
                 let mut map = shared().lock().unwrap_or_else(|e| e.into_inner());
                 if map.len() < SHARED_TEMPLATES {
                     map.insert(key.clone(), Arc::clone(&t));
@@ -256,7 +314,7 @@ impl ExprGraph {
         };
         let k = self.templates.list.len() as u32;
         self.templates.list.push(template);
-        self.templates.index.insert(key, k);
+        self.templates.index.insert(key.clone(), k);
         Ok(k)
     }
 }
@@ -309,7 +367,9 @@ fn compile_template(key: &ShapeKey, leaves: &Leaves) -> Result<Template, ExprErr
 pub(crate) struct InstanceMap<'a> {
     /// The index each of its unknowns is read at (column or global index).
     pub(crate) var_index: &'a [u32],
-    pub(crate) leaves: &'a Leaves,
+    /// Its parameter and constant leaves.
+    pub(crate) params: &'a [ParamId],
+    pub(crate) consts: &'a [u64],
     /// Output cell of its first row.
     pub(crate) first_cell: u32,
     /// Output cell of each of its template's Jacobian entries.
@@ -345,15 +405,10 @@ impl InstanceMap<'_> {
         match op {
             Op::LoadVar => (Op::LoadVar, self.var_index.get(k).copied().unwrap_or(0)),
             Op::LoadParam if k < template.params => {
-                (Op::LoadParam, self.leaves.params.get(k).map_or(0, |p| p.0))
+                (Op::LoadParam, self.params.get(k).map_or(0, |p| p.0))
             }
             Op::LoadParam => {
-                let bits = self
-                    .leaves
-                    .consts
-                    .get(k - template.params)
-                    .copied()
-                    .unwrap_or(0);
+                let bits = self.consts.get(k - template.params).copied().unwrap_or(0);
                 (Op::LoadConst, const_index(bits))
             }
             Op::LoadConst => {
