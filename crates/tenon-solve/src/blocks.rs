@@ -15,7 +15,7 @@
 //!
 //! **Invariant:** a stage's rows read no column of a later stage.
 
-use crate::structure::{dulmage_mendelsohn, Incidence};
+use crate::structure::{dulmage_mendelsohn, Incidence, RowLists};
 
 /// Default of [`crate::SolveOptions::stage_columns`]: square blocks are merged until a
 /// stage has at least this many tangent columns (two parts).
@@ -35,13 +35,13 @@ pub(crate) struct Stage {
 }
 
 /// The stages of a piece with equation `rows` and tangent `cols` (local indices), where
-/// `row_cols[r]` lists the local columns row `r` depends on (indexed by row, so a
+/// `row_cols.row(r)` lists the local columns row `r` depends on (indexed by row, so a
 /// piece's rows are read where they are, not copied out). One stage means the
 /// piece is solved whole.
 pub(crate) fn stages(
     rows: &[usize],
     cols: &[usize],
-    row_cols: &[Vec<usize>],
+    row_cols: &RowLists,
     min_columns: usize,
 ) -> Vec<Stage> {
     let Some(&max_col) = cols.iter().max() else {
@@ -54,18 +54,17 @@ pub(crate) fn stages(
     for (k, &c) in cols.iter().enumerate() {
         index_of[c] = k as u32;
     }
-    let adjacency: Vec<Vec<u32>> = rows
-        .iter()
-        .map(|&r| {
-            row_cols
-                .get(r)
-                .map_or(&[][..], Vec::as_slice)
-                .iter()
-                .filter_map(|&c| index_of.get(c).copied().filter(|&i| i != u32::MAX))
-                .collect()
+    let index_of = &index_of;
+    let pairs = rows.iter().enumerate().flat_map(|(k, &r)| {
+        row_cols.row(r).iter().filter_map(move |&c| {
+            index_of
+                .get(c as usize)
+                .copied()
+                .filter(|&i| i != u32::MAX)
+                .map(|i| (k, i))
         })
-        .collect();
-    let dm = dulmage_mendelsohn(&Incidence::new(cols.len(), adjacency));
+    });
+    let dm = dulmage_mendelsohn(&Incidence::from_pairs(rows.len(), cols.len(), pairs));
     let to_stage = |r: &[u32], c: &[u32]| Stage {
         rows: r.iter().map(|&k| rows[k as usize]).collect(),
         cols: c.iter().map(|&k| cols[k as usize]).collect(),
@@ -142,6 +141,15 @@ pub(crate) fn stages(
 mod tests {
     use super::*;
 
+    /// Row lists from one list per row.
+    fn lists(rows: &[Vec<usize>]) -> RowLists {
+        let pairs = rows
+            .iter()
+            .enumerate()
+            .flat_map(|(r, cols)| cols.iter().map(move |&c| (r, c as u32)));
+        RowLists::from_pairs(rows.len(), pairs)
+    }
+
     /// A chain of square 1x1 blocks: x0 = 1, x1 = x0, ... merged into stages of
     /// MIN_STAGE_COLUMNS, in order, each reading only earlier columns.
     #[test]
@@ -152,7 +160,7 @@ mod tests {
         let row_cols: Vec<Vec<usize>> = (0..n)
             .map(|k| if k == 0 { vec![0] } else { vec![k - 1, k] })
             .collect();
-        let s = stages(&rows, &cols, &row_cols, MIN_STAGE_COLUMNS);
+        let s = stages(&rows, &cols, &lists(&row_cols), MIN_STAGE_COLUMNS);
         assert_eq!(s.len(), 3);
         assert_eq!(s[0].cols, (0..12).collect::<Vec<_>>());
         assert_eq!(s[1].cols, (12..24).collect::<Vec<_>>());
@@ -174,7 +182,7 @@ mod tests {
         let rows = vec![0, 1, 2, 3];
         let cols = vec![0, 1, 2, 3];
         let row_cols = vec![vec![0, 1], vec![0, 1], vec![1], vec![1, 2, 3]];
-        let s = stages(&rows, &cols, &row_cols, MIN_STAGE_COLUMNS);
+        let s = stages(&rows, &cols, &lists(&row_cols), MIN_STAGE_COLUMNS);
         assert_eq!(s.len(), 2);
         assert_eq!(
             s[0],

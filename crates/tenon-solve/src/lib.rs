@@ -666,11 +666,15 @@ pub fn structure(
     for (k, &r) in rows.iter().enumerate() {
         index[r] = k;
     }
-    let mut adjacency = vec![Vec::new(); rows.len()];
-    for &(r, c, _) in &jac.entries {
-        if let Some(&k) = index.get(r as usize).filter(|&&k| k != usize::MAX) {
-            adjacency[k].push(c);
-        }
-    }
-    Ok(dulmage_mendelsohn(&Incidence::new(jac.columns, adjacency)))
+    let pairs = jac.entries.iter().filter_map(|&(r, c, _)| {
+        index
+            .get(r as usize)
+            .filter(|&&k| k != usize::MAX)
+            .map(|&k| (k, c))
+    });
+    Ok(dulmage_mendelsohn(&Incidence::from_pairs(
+        rows.len(),
+        jac.columns,
+        pairs,
+    )))
 }

@@ -19,28 +19,115 @@
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::DiGraph;
 
-/// A bipartite incidence: `adjacency[row]` lists the columns row `row` depends on.
+/// Lists of numbers per row, end to end (compressed rows): a large cluster has tens of
+/// thousands of rows, and a list of its own per row cost an allocation and regrowths
+/// each.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct RowLists {
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl RowLists {
+    /// From `(row, item)` pairs (rows from `rows` on are dropped); each row's items in
+    /// the order met. The pairs are gone through twice (counted, then placed).
+    pub(crate) fn from_pairs<I>(rows: usize, pairs: I) -> RowLists
+    where
+        I: Iterator<Item = (usize, u32)> + Clone,
+    {
+        let mut start = vec![0u32; rows + 1];
+        for (r, _) in pairs.clone() {
+            if let Some(n) = start.get_mut(r + 1).filter(|_| r < rows) {
+                *n += 1;
+            }
+        }
+        for k in 0..rows {
+            start[k + 1] += start[k];
+        }
+        let mut next = start.clone();
+        let mut items = vec![0u32; start[rows] as usize];
+        for (r, x) in pairs {
+            if let Some(at) = next.get_mut(r).filter(|_| r < rows) {
+                items[*at as usize] = x;
+                *at += 1;
+            }
+        }
+        RowLists { start, items }
+    }
+
+    /// Number of rows.
+    pub(crate) fn rows(&self) -> usize {
+        self.start.len().saturating_sub(1)
+    }
+
+    /// Row `r`'s items (none for a row out of range).
+    pub(crate) fn row(&self, r: usize) -> &[u32] {
+        match (self.start.get(r), self.start.get(r + 1)) {
+            (Some(&a), Some(&b)) => &self.items[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+
+    /// Sorts each row and keeps each item once, dropping items from `bound` on.
+    fn sort_and_dedup(&mut self, bound: u32) {
+        let mut write = 0usize;
+        let mut from = 0usize;
+        for r in 0..self.rows() {
+            let end = self.start[r + 1] as usize;
+            let row = &mut self.items[from..end];
+            row.sort_unstable();
+            let row_start = write;
+            for k in from..end {
+                let x = self.items[k];
+                if x < bound && (write == row_start || self.items[write - 1] != x) {
+                    self.items[write] = x;
+                    write += 1;
+                }
+            }
+            from = end;
+            self.start[r + 1] = write as u32;
+        }
+        self.items.truncate(write);
+    }
+}
+
+/// A bipartite incidence: row `r` lists the columns it depends on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Incidence {
     columns: usize,
-    adjacency: Vec<Vec<u32>>,
+    adjacency: RowLists,
 }
 
 impl Incidence {
     /// An incidence of `columns` columns and the given rows (columns out of range are
     /// dropped, repeats kept once).
-    pub fn new(columns: usize, mut adjacency: Vec<Vec<u32>>) -> Self {
-        for row in &mut adjacency {
-            row.retain(|&c| (c as usize) < columns);
-            row.sort_unstable();
-            row.dedup();
-        }
+    pub fn new(columns: usize, adjacency: Vec<Vec<u32>>) -> Self {
+        let pairs = adjacency
+            .iter()
+            .enumerate()
+            .flat_map(|(r, row)| row.iter().map(move |&c| (r, c)));
+        Incidence::from_pairs(adjacency.len(), columns, pairs)
+    }
+
+    /// An incidence of `rows` rows and `columns` columns with an edge per `(row,
+    /// column)` pair (out of range ones dropped, repeats kept once).
+    pub(crate) fn from_pairs<I>(rows: usize, columns: usize, pairs: I) -> Self
+    where
+        I: Iterator<Item = (usize, u32)> + Clone,
+    {
+        let mut adjacency = RowLists::from_pairs(rows, pairs);
+        adjacency.sort_and_dedup(u32::try_from(columns).unwrap_or(u32::MAX));
         Incidence { columns, adjacency }
     }
 
     /// Number of rows.
     pub fn rows(&self) -> usize {
-        self.adjacency.len()
+        self.adjacency.rows()
+    }
+
+    /// The columns row `r` depends on, ascending.
+    fn row(&self, r: usize) -> &[u32] {
+        self.adjacency.row(r)
     }
 
     /// Number of columns.
@@ -92,7 +179,7 @@ pub fn maximum_matching(g: &Incidence) -> Matching {
         while head < queue.len() {
             let r = queue[head] as usize;
             head += 1;
-            for &c in &g.adjacency[r] {
+            for &c in g.row(r) {
                 let m = col_mate[c as usize];
                 if m == FREE {
                     found = true;
@@ -116,8 +203,9 @@ pub fn maximum_matching(g: &Incidence) -> Matching {
             while let Some(&r) = stack.last() {
                 let r = r as usize;
                 let mut advanced = false;
-                while next_edge[r] < g.adjacency[r].len() {
-                    let c = g.adjacency[r][next_edge[r]];
+                let row = g.row(r);
+                while next_edge[r] < row.len() {
+                    let c = row[next_edge[r]];
                     next_edge[r] += 1;
                     let m = col_mate[c as usize];
                     if m == FREE {
@@ -180,12 +268,10 @@ pub fn dulmage_mendelsohn(g: &Incidence) -> Decomposition {
     let m = maximum_matching(g);
     let (n_rows, n_cols) = (g.rows(), g.columns);
     // Columns' rows (transpose of the adjacency).
-    let mut col_rows: Vec<Vec<u32>> = vec![Vec::new(); n_cols];
-    for (r, cols) in g.adjacency.iter().enumerate() {
-        for &c in cols {
-            col_rows[c as usize].push(r as u32);
-        }
-    }
+    let col_rows = RowLists::from_pairs(
+        n_cols,
+        (0..n_rows).flat_map(|r| g.row(r).iter().map(move |&c| (c as usize, r as u32))),
+    );
     // Over-determined: alternate from unmatched rows.
     let mut row_over = vec![false; n_rows];
     let mut col_over = vec![false; n_cols];
@@ -196,7 +282,7 @@ pub fn dulmage_mendelsohn(g: &Incidence) -> Decomposition {
         row_over[r as usize] = true;
     }
     while let Some(r) = stack.pop() {
-        for &c in &g.adjacency[r as usize] {
+        for &c in g.row(r as usize) {
             if !col_over[c as usize] {
                 col_over[c as usize] = true;
                 if let Some(next) = m.column_mate[c as usize] {
@@ -218,7 +304,7 @@ pub fn dulmage_mendelsohn(g: &Incidence) -> Decomposition {
         col_under[c as usize] = true;
     }
     while let Some(c) = stack.pop() {
-        for &r in &col_rows[c as usize] {
+        for &r in col_rows.row(c as usize) {
             if !row_under[r as usize] {
                 row_under[r as usize] = true;
                 if let Some(next) = m.row_mate[r as usize] {
@@ -259,7 +345,7 @@ pub fn dulmage_mendelsohn(g: &Incidence) -> Decomposition {
         index[r as usize] = graph.add_node(r).index() as u32;
     }
     for &r in &square {
-        for &c in &g.adjacency[r as usize] {
+        for &c in g.row(r as usize) {
             if let Some(other) = m.column_mate[c as usize] {
                 if other != r && index[other as usize] != u32::MAX {
                     graph.add_edge(
@@ -300,6 +386,25 @@ mod tests {
 
     fn inc(cols: usize, rows: &[&[u32]]) -> Incidence {
         Incidence::new(cols, rows.iter().map(|r| r.to_vec()).collect())
+    }
+
+    /// Pairs land in their rows in the order met; out-of-range rows are dropped; an
+    /// incidence sorts its rows, keeps each column once and drops columns out of range.
+    #[test]
+    fn row_lists_from_pairs_and_an_incidence_from_them() {
+        let pairs = [(2, 5), (0, 3), (2, 1), (7, 9), (0, 3), (2, 1), (0, 4)];
+        let lists = RowLists::from_pairs(3, pairs.iter().copied());
+        assert_eq!(lists.rows(), 3);
+        assert_eq!(lists.row(0), &[3, 3, 4]);
+        assert_eq!(lists.row(1), &[] as &[u32]);
+        assert_eq!(lists.row(2), &[5, 1, 1]);
+        assert_eq!(lists.row(3), &[] as &[u32]);
+        let g = Incidence::from_pairs(3, 5, pairs.iter().copied());
+        assert_eq!(g.rows(), 3);
+        assert_eq!(g.row(0), &[3, 4]);
+        assert_eq!(g.row(1), &[] as &[u32]);
+        assert_eq!(g.row(2), &[1]);
+        assert_eq!(g, inc(5, &[&[4, 3, 3], &[], &[1, 5, 1]]));
     }
 
     #[test]

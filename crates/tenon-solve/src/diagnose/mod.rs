@@ -363,15 +363,10 @@ pub fn diagnose(
             tolerances,
             tolerance: &tolerance,
         };
-        let mut adjacency: Vec<Vec<u32>> = vec![Vec::new(); rows.len()];
-        for &(r, col, _) in &jac.entries {
-            if let (Some(&k), Some(row)) =
-                (col_of.get(&(col as usize)), adjacency.get_mut(r as usize))
-            {
-                row.push(k as u32);
-            }
-        }
-        let dm = dulmage_mendelsohn(&Incidence::new(cols.len(), adjacency));
+        let pairs = jac.entries.iter().filter_map(|&(r, col, _)| {
+            col_of.get(&(col as usize)).map(|&k| (r as usize, k as u32))
+        });
+        let dm = dulmage_mendelsohn(&Incidence::from_pairs(rows.len(), cols.len(), pairs));
         let structure = Structure {
             excess_equations: dm.over.rows.len().saturating_sub(dm.over.columns.len()),
             unfixed_unknowns: dm.under.columns.len().saturating_sub(dm.under.rows.len()),

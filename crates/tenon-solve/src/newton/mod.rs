@@ -23,6 +23,7 @@ use petgraph::unionfind::UnionFind;
 use tenon_system::{ClusterTape, LimitRow, Scratch, StageTape, System};
 
 use crate::blocks;
+use crate::structure::RowLists;
 use crate::tolerance::RowTolerances;
 use crate::{takes_part, ClusterReport, LimitReport, SolveError, SolveOptions};
 use piece::{solve_piece, solve_staged, Equations, Room, Run, Work};
@@ -126,12 +127,13 @@ pub(crate) fn cut_stages(
 ) -> Result<Vec<Vec<StageTape>>, SolveError> {
     let used = used_rows(system, cluster, options);
     let pattern = cluster.tangent_pattern(&used);
-    let mut row_cols: Vec<Vec<usize>> = vec![Vec::new(); cluster.equations().len()];
-    for &(r, c, _) in &pattern.entries {
-        if let Some(&row) = used.get(r as usize) {
-            row_cols[row].push(c as usize);
-        }
-    }
+    let row_cols = RowLists::from_pairs(
+        cluster.equations().len(),
+        pattern
+            .entries
+            .iter()
+            .filter_map(|&(r, c, _)| used.get(r as usize).map(|&row| (row, c))),
+    );
     let mut plan = Vec::new();
     for piece in split(cluster, &used) {
         if !piece.limits.is_empty() {
