@@ -77,10 +77,19 @@ enum VarName {
 /// exponent (their results overflow or underflow anyway).
 pub(crate) const MAX_POWI: i32 = 1024;
 
-/// 32 bits of a node's hash (the high half of Fx's, its best-mixed bits).
+/// 32 bits of a node's hash, every bit of Fx's hash mixed into them.
+///
+/// Fx's product has its best-mixed bits at the top, and its `finish` rotates them to the
+/// bottom; its high half alone holds the product's middle bits, which depend only on the
+/// low bits of what was hashed last. Constants that differ only in their high bits (the
+/// integer coordinates 100000 and 100100 as doubles, whose low 32 bits are zero) then
+/// had one hash between them, and a large far-off assembly's lookups ran through
+/// clusters of thousands of them. A multiplicative mix of the whole word spreads every
+/// bit over the high half taken here.
 #[inline]
 fn node_hash(node: &Node) -> u32 {
-    (FxBuildHasher.hash_one(node) >> 32) as u32
+    let h = FxBuildHasher.hash_one(node);
+    ((h ^ (h >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32
 }
 
 #[inline]
@@ -660,5 +669,43 @@ impl ExprGraph {
         out.sort_unstable();
         out.dedup();
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Integer coordinates as doubles (low 32 bits zero), halves and small multiples of
+    /// a node: their hashes spread over the table's homes instead of sharing a few (a
+    /// far-off chain's constants once probed through clusters of thousands).
+    #[test]
+    fn node_hashes_of_like_constants_spread() {
+        let distinct = |nodes: Vec<Node>| {
+            let mut hashes: Vec<u32> = nodes.iter().map(node_hash).collect();
+            hashes.sort_unstable();
+            hashes.dedup();
+            hashes.len()
+        };
+        let coordinates: Vec<Node> = (0..4096)
+            .map(|k| Node::Const((100_000.0 + 100.0 * f64::from(k)).to_bits()))
+            .collect();
+        assert!(distinct(coordinates) >= 4090);
+        let halves: Vec<Node> = (-2048..2048)
+            .map(|k| Node::Const((0.5 * f64::from(k)).to_bits()))
+            .collect();
+        assert!(distinct(halves) >= 4090);
+        let products: Vec<Node> = (0..4096)
+            .map(|k| Node::Binary(Binary::Mul, ExprId(7), ExprId(k)))
+            .collect();
+        assert!(distinct(products) >= 4090);
+        // The table's homes of the coordinates: no slot is home to many.
+        let slots = 8192;
+        let mut load = vec![0u32; slots];
+        for k in 0..4096 {
+            let node = Node::Const((100_000.0 + 100.0 * f64::from(k)).to_bits());
+            load[crate::table::home_of(node_hash(&node), slots)] += 1;
+        }
+        assert!(load.iter().all(|&n| n <= 8), "{:?}", load.iter().max());
     }
 }

@@ -125,6 +125,12 @@ impl NodeTable {
     }
 }
 
+/// The home slot of `hash` among `n` slots (for tests of the hashes fed to the table).
+#[cfg(test)]
+pub(crate) fn home_of(hash: u32, n: usize) -> usize {
+    NodeTable::home(hash, n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -56,6 +56,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
         "chain" => generate::chain(n),
         "driven_chain" => generate::driven_chain(n),
+        "moving_chain" => generate::moving_chain(n),
         "rssr" => generate::rssr(n),
         "four_bars" => generate::four_bars(n, false),
         // Issue 16's scale cases, laid out straight from the origin (or 1e5 off it).
