@@ -534,10 +534,28 @@ pub(crate) struct SquareLu {
     n: usize,
 }
 
+/// The symbolic analysis of a square Jacobian's sparse LU (its column ordering), kept
+/// with the pattern it was made for: a kinematic run factors a Jacobian of one pattern at
+/// every frame.
+#[derive(Debug, Default)]
+pub(crate) struct LuPattern {
+    col_ptr: Vec<usize>,
+    row_idx: Vec<usize>,
+    symbolic: Option<faer::sparse::linalg::solvers::SymbolicLu<usize>>,
+}
+
 impl SquareLu {
     /// Factors `jac` (its entries summed where repeated), or `None` if it is not square
     /// or the factorization fails.
+    #[cfg(test)]
     pub(crate) fn new(jac: &TangentJacobian) -> Option<SquareLu> {
+        SquareLu::with_pattern(jac, &mut LuPattern::default())
+    }
+
+    /// [`new`](Self::new), with the symbolic analysis of `pattern` where `jac` has its
+    /// pattern (else made afresh and kept there).
+    pub(crate) fn with_pattern(jac: &TangentJacobian, pattern: &mut LuPattern) -> Option<SquareLu> {
+        use faer::sparse::linalg::solvers::{Lu, SymbolicLu};
         use faer::sparse::{SparseColMat, Triplet};
         let n = jac.columns;
         if jac.rows != n || n == 0 || !all_finite(jac.entries.iter().map(|e| &e.2)) {
@@ -549,7 +567,16 @@ impl SquareLu {
             .map(|&(r, c, v)| Triplet::new(r as usize, c as usize, v))
             .collect();
         let a = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &triplets).ok()?;
-        let lu = a.sp_lu().ok()?;
+        let structure = a.symbolic();
+        let known = pattern.symbolic.is_some()
+            && pattern.col_ptr == structure.col_ptr()
+            && pattern.row_idx == structure.row_idx();
+        if !known {
+            pattern.symbolic = SymbolicLu::try_new(structure).ok();
+            pattern.col_ptr = structure.col_ptr().to_vec();
+            pattern.row_idx = structure.row_idx().to_vec();
+        }
+        let lu = Lu::try_new_with_symbolic(pattern.symbolic.clone()?, a.as_ref()).ok()?;
         Some(SquareLu { lu, n })
     }
 
@@ -746,6 +773,41 @@ mod tests {
         };
         let solved = SquareLu::new(&singular).and_then(|lu| lu.solve(&b));
         assert!(solved.is_none(), "a singular system solved");
+        // A kept symbolic analysis: new values on the same pattern solve as a fresh
+        // factorization does; another pattern gets an analysis of its own.
+        let mut pattern = LuPattern::default();
+        for scale in [1.0, 3.0, -0.5] {
+            let scaled = TangentJacobian {
+                rows: n,
+                columns: n,
+                entries: jac
+                    .entries
+                    .iter()
+                    .map(|&(r, c, v)| (r, c, v * scale))
+                    .collect(),
+            };
+            let kept = SquareLu::with_pattern(&scaled, &mut pattern)
+                .unwrap()
+                .solve(&b);
+            let fresh = SquareLu::new(&scaled).unwrap().solve(&b);
+            assert_eq!(kept, fresh);
+        }
+        let kept = (pattern.col_ptr.clone(), pattern.row_idx.clone());
+        let transposed = TangentJacobian {
+            rows: n,
+            columns: n,
+            entries: jac.entries.iter().map(|&(r, c, v)| (c, r, v)).collect(),
+        };
+        let x = SquareLu::with_pattern(&transposed, &mut pattern)
+            .unwrap()
+            .solve(&b)
+            .unwrap();
+        assert_ne!((pattern.col_ptr.clone(), pattern.row_idx.clone()), kept);
+        let mut r = b.clone();
+        for &(row, col, v) in &transposed.entries {
+            r[row as usize] -= v * x[col as usize];
+        }
+        assert!(r.iter().all(|v| v.abs() < 1e-12), "{r:?}");
     }
 
     /// A KKT matrix with a massless direction its constraint holds: the sign-held

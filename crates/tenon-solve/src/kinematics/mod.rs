@@ -27,7 +27,7 @@ mod rates;
 
 use correct::move_by;
 
-use crate::linalg::{Factor, StepMatrix};
+use crate::linalg::{Factor, LuPattern, StepMatrix};
 use crate::{column_weights, solve, takes_part, Problem, SolveError, SolveOptions};
 
 /// Refinement rounds at most after the regularised solve of the rates: they stop once
@@ -122,6 +122,9 @@ pub struct KinematicRun {
     /// `matrix` as the last frame's rates filled it, factored as they factored it (the
     /// next frame's chord steps use it); `None` once the matrix is filled again.
     factor: Option<Factor>,
+    /// The symbolic analysis of a large square Jacobian's sparse LU (the rates'), kept
+    /// from frame to frame.
+    lu_pattern: std::cell::RefCell<LuPattern>,
     rows: Vec<usize>,
     weights: Vec<f64>,
     options: SolveOptions,
@@ -196,6 +199,7 @@ impl KinematicRun {
             scratch: Scratch::new(),
             matrix: None,
             factor: None,
+            lu_pattern: std::cell::RefCell::default(),
             rows,
             tolerances,
             row_tolerance,

@@ -45,6 +45,7 @@ impl KinematicRun {
             _ => None,
         };
         let weights = &self.weights;
+        let lu_pattern = &self.lu_pattern;
         // Refined least-norm solves; where a few rounds do not finish and the system is
         // large and square (every freedom driven), sparse LU (made once per frame, each
         // solve checked by its residual); else refinement to the end.
@@ -57,7 +58,7 @@ impl KinematicRun {
             }
             if square {
                 if let Some(x) = lu
-                    .get_or_init(|| SquareLu::new(jac))
+                    .get_or_init(|| SquareLu::with_pattern(jac, &mut lu_pattern.borrow_mut()))
                     .as_ref()
                     .and_then(|lu| lu.solve(b))
                     .filter(|x| {
