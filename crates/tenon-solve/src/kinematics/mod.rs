@@ -35,6 +35,11 @@ use crate::{column_weights, solve, takes_part, Problem, SolveError, SolveOptions
 const MAX_REFINEMENTS: usize = 60;
 /// Refinement rounds before a large square system's rates are solved by sparse LU.
 const QUICK_REFINEMENTS: usize = 4;
+/// Rate solves running whose quick refinement did not finish (and sparse LU did) after
+/// which sparse LU is tried first.
+const LU_FIRST_AFTER: u32 = 3;
+/// Rate solves taken by sparse LU first before the quick refinement is tried again.
+const REFINE_RETRY: u32 = 32;
 /// Residual of the rates' equations, relative to their right-hand side, at which the
 /// refinement stops.
 const RATE_TOLERANCE: f64 = 1e-14;
@@ -125,6 +130,9 @@ pub struct KinematicRun {
     /// The symbolic analysis of a large square Jacobian's sparse LU (the rates'), kept
     /// from frame to frame.
     lu_pattern: std::cell::RefCell<LuPattern>,
+    /// How many rate solves running the quick refinement did not finish and sparse LU
+    /// did, and how many solves LU has taken first since (see `rates`).
+    lu_first: std::cell::Cell<(u32, u32)>,
     rows: Vec<usize>,
     weights: Vec<f64>,
     options: SolveOptions,
@@ -200,6 +208,7 @@ impl KinematicRun {
             matrix: None,
             factor: None,
             lu_pattern: std::cell::RefCell::default(),
+            lu_first: std::cell::Cell::new((0, 0)),
             rows,
             tolerances,
             row_tolerance,

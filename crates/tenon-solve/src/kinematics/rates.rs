@@ -4,7 +4,8 @@
 use tenon_system::{RateTape, RateWork, TangentJacobian};
 
 use super::{
-    KinematicRun, MAX_REFINEMENTS, QUICK_REFINEMENTS, RATE_TOLERANCE, SINGULAR_DROP, SQUARE_CHECK,
+    KinematicRun, LU_FIRST_AFTER, MAX_REFINEMENTS, QUICK_REFINEMENTS, RATE_TOLERANCE, REFINE_RETRY,
+    SINGULAR_DROP, SQUARE_CHECK,
 };
 use crate::linalg::{Factored, PseudoInverse, SquareLu, StepMatrix, Steps};
 use crate::{Problem, SolveError};
@@ -51,27 +52,42 @@ impl KinematicRun {
         // solve checked by its residual); else refinement to the end.
         let lu: std::cell::OnceCell<Option<SquareLu>> = std::cell::OnceCell::new();
         let square = dimension > self.options.dense_columns && self.rows.len() == dimension;
+        let lu_first = &self.lu_first;
+        let by_lu = |b: &[f64]| -> Option<Vec<f64>> {
+            lu.get_or_init(|| SquareLu::with_pattern(jac, &mut lu_pattern.borrow_mut()))
+                .as_ref()
+                .and_then(|lu| lu.solve(b))
+                .filter(|x| {
+                    let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                    let left = residual_of(jac, x, b)
+                        .iter()
+                        .fold(0.0f64, |m, v| m.max(v.abs()));
+                    left <= SQUARE_CHECK * scale.max(f64::MIN_POSITIVE)
+                })
+        };
         let solve_refined = |b: &[f64]| -> Vec<f64> {
-            let (x, done) = refined(&steps, jac, weights, (b, QUICK_REFINEMENTS));
-            if done {
-                return x;
-            }
-            if square {
-                if let Some(x) = lu
-                    .get_or_init(|| SquareLu::with_pattern(jac, &mut lu_pattern.borrow_mut()))
-                    .as_ref()
-                    .and_then(|lu| lu.solve(b))
-                    .filter(|x| {
-                        let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                        let left = residual_of(jac, x, b)
-                            .iter()
-                            .fold(0.0f64, |m, v| m.max(v.abs()));
-                        left <= SQUARE_CHECK * scale.max(f64::MIN_POSITIVE)
-                    })
-                {
+            // Where the quick rounds have not finished LU_FIRST_AFTER times running
+            // (a long chain: each round gains about a digit) and LU has, LU first,
+            // with the rounds tried again every REFINE_RETRY solves.
+            let (failures, lu_solves) = lu_first.get();
+            if square && failures >= LU_FIRST_AFTER && lu_solves < REFINE_RETRY {
+                if let Some(x) = by_lu(b) {
+                    lu_first.set((failures, lu_solves + 1));
                     return x;
                 }
             }
+            let (x, done) = refined(&steps, jac, weights, (b, QUICK_REFINEMENTS));
+            if done {
+                lu_first.set((0, 0));
+                return x;
+            }
+            if square {
+                if let Some(x) = by_lu(b) {
+                    lu_first.set((failures.saturating_add(1), 0));
+                    return x;
+                }
+            }
+            lu_first.set((0, 0));
             refined(&steps, jac, weights, (b, MAX_REFINEMENTS)).0
         };
         // Freedoms no motion drives (the Jacobian has a null space): the rates by the
