@@ -15,9 +15,13 @@
 //!   [`REGULARIZATION`] times the largest diagonal keeps redundant equations (a singular
 //!   `A^T A`) factorable. The rank is not revealed here (the diagnostics do that).
 //!
+//! - Square Jacobians of a kinematic run (`triangular`): their Dulmage-Mendelsohn blocks
+//!   factored densely and solved in order, where the blocks are small.
+//!
 //! Architecture invariant: faer appears in this module only.
 
 mod dense;
+mod triangular;
 
 use dense::DenseStep;
 pub(crate) use dense::PseudoInverse;
@@ -27,6 +31,7 @@ use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
 use faer::{Mat, Side};
 use nalgebra::{DMatrix, DVector};
 use tenon_system::TangentJacobian;
+pub(crate) use triangular::BlockPlan;
 
 use crate::SolveError;
 

@@ -27,7 +27,7 @@ mod rates;
 
 use correct::move_by;
 
-use crate::linalg::{Factor, LuPattern, StepMatrix};
+use crate::linalg::{BlockPlan, Factor, LuPattern, StepMatrix};
 use crate::{column_weights, solve, takes_part, Problem, SolveError, SolveOptions};
 
 /// Refinement rounds at most after the regularised solve of the rates: they stop once
@@ -130,6 +130,9 @@ pub struct KinematicRun {
     /// The symbolic analysis of a large square Jacobian's sparse LU (the rates'), kept
     /// from frame to frame.
     lu_pattern: std::cell::RefCell<LuPattern>,
+    /// The block-triangular plan of a large square Jacobian (made at its first use;
+    /// `None` inside where the blocks are too large or the pattern is not square).
+    block_plan: std::cell::OnceCell<Option<BlockPlan>>,
     /// How many rate solves running the quick refinement did not finish and sparse LU
     /// did, and how many solves LU has taken first since (see `rates`).
     lu_first: std::cell::Cell<(u32, u32)>,
@@ -208,6 +211,7 @@ impl KinematicRun {
             matrix: None,
             factor: None,
             lu_pattern: std::cell::RefCell::default(),
+            block_plan: std::cell::OnceCell::new(),
             lu_first: std::cell::Cell::new((0, 0)),
             rows,
             tolerances,

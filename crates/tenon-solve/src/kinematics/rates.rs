@@ -7,8 +7,12 @@ use super::{
     KinematicRun, LU_FIRST_AFTER, MAX_REFINEMENTS, QUICK_REFINEMENTS, RATE_TOLERANCE, REFINE_RETRY,
     SINGULAR_DROP, SQUARE_CHECK,
 };
-use crate::linalg::{Factored, PseudoInverse, SquareLu, StepMatrix, Steps};
+use crate::linalg::{BlockPlan, Factored, PseudoInverse, SquareLu, StepMatrix, Steps};
 use crate::{Problem, SolveError};
+
+/// Largest block of a square Jacobian solved block by block (a link of a chain is 6
+/// columns; a closed loop makes one block of all its links).
+const BLOCK_COLUMNS: usize = 48;
 
 impl KinematicRun {
     /// Velocities and accelerations at a solved state, and the Jacobian's rank where it
@@ -53,19 +57,43 @@ impl KinematicRun {
         let lu: std::cell::OnceCell<Option<SquareLu>> = std::cell::OnceCell::new();
         let square = dimension > self.options.dense_columns && self.rows.len() == dimension;
         let lu_first = &self.lu_first;
+        // Block by block where the pattern allows (see `linalg::triangular`), else sparse
+        // LU; each checked by its residual.
+        let plan = square.then(|| {
+            self.block_plan
+                .get_or_init(|| BlockPlan::new(jac, BLOCK_COLUMNS))
+                .as_ref()
+        });
+        let blocks = std::cell::OnceCell::new();
         let by_lu = |b: &[f64]| -> Option<Vec<f64>> {
+            let exact = |x: &Vec<f64>| {
+                let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                let left = residual_of(jac, x, b)
+                    .iter()
+                    .fold(0.0f64, |m, v| m.max(v.abs()));
+                left <= SQUARE_CHECK * scale.max(f64::MIN_POSITIVE)
+            };
             lu.get_or_init(|| SquareLu::with_pattern(jac, &mut lu_pattern.borrow_mut()))
                 .as_ref()
                 .and_then(|lu| lu.solve(b))
-                .filter(|x| {
-                    let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                    let left = residual_of(jac, x, b)
-                        .iter()
-                        .fold(0.0f64, |m, v| m.max(v.abs()));
-                    left <= SQUARE_CHECK * scale.max(f64::MIN_POSITIVE)
-                })
+                .filter(exact)
+        };
+        let by_blocks = |b: &[f64]| -> Option<Vec<f64>> {
+            let x = plan
+                .flatten()
+                .and_then(|p| blocks.get_or_init(|| p.factor(jac)).as_ref())
+                .and_then(|f| f.solve(b))?;
+            let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let left = residual_of(jac, &x, b)
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.abs()));
+            (left <= SQUARE_CHECK * scale.max(f64::MIN_POSITIVE)).then_some(x)
         };
         let solve_refined = |b: &[f64]| -> Vec<f64> {
+            // A square Jacobian of small blocks: block by block, exact and cheapest.
+            if let Some(x) = by_blocks(b) {
+                return x;
+            }
             // Where the quick rounds have not finished LU_FIRST_AFTER times running
             // (a long chain: each round gains about a digit) and LU has, LU first,
             // with the rounds tried again every REFINE_RETRY solves.
