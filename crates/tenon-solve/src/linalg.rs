@@ -31,7 +31,7 @@ use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
 use faer::{Mat, Side};
 use nalgebra::{DMatrix, DVector};
 use tenon_system::TangentJacobian;
-pub(crate) use triangular::BlockPlan;
+pub(crate) use triangular::{BlockFactors, BlockPlan};
 
 use crate::SolveError;
 

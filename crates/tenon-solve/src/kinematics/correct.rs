@@ -14,24 +14,35 @@ impl KinematicRun {
     }
 
     /// Corrects a predicted state by chord steps with the last frame's Jacobian (its
-    /// matrix is still filled): `x <- x - J^+ r`, up to [`MAX_CHORD_STEPS`], each to be
-    /// at least four times smaller than the one before. Returns the largest residual when
-    /// they converge; else puts the prediction back and returns `None`.
+    /// matrix is still filled, or its blocks factored): `x <- x - J^+ r`, up to
+    /// [`MAX_CHORD_STEPS`], each to be at least four times smaller than the one before.
+    /// Returns the largest residual when they converge; else puts the prediction back
+    /// and returns `None`.
     pub(super) fn chord(
         &mut self,
         problem: &Problem<'_>,
         state: &mut [f64],
         params: &mut [f64],
     ) -> Result<Option<f64>, SolveError> {
-        let Some(matrix) = self.matrix.as_ref() else {
-            return Ok(None);
+        // A square Jacobian factored block by block at the last frame: exact chord steps
+        // (the solution is unique, so unweighted); else the regularised normal equations.
+        let blocks = match (self.block_factors.as_ref(), self.block_plan.get()) {
+            (Some(factors), Some(Some(plan))) => Some((factors, plan)),
+            _ => None,
+        };
+        let steps = match (blocks, self.matrix.as_ref()) {
+            (Some(_), _) => None,
+            (None, Some(matrix)) => Some(
+                match self.factor.take().and_then(|f| matrix.steps_with(f)) {
+                    Some(steps) => steps,
+                    None => matrix.factor()?.regularized(0.0, 1e-6)?,
+                },
+            ),
+            (None, None) => return Ok(None),
         };
         let predicted = (state.to_vec(), params.to_vec());
-        let steps = match self.factor.take().and_then(|f| matrix.steps_with(f)) {
-            Some(steps) => steps,
-            None => matrix.factor()?.regularized(0.0, 1e-6)?,
-        };
         let mut last = f64::INFINITY;
+        let mut converged = None;
         for _ in 0..MAX_CHORD_STEPS {
             self.evaluator.evaluate_residuals(
                 problem.compiled,
@@ -45,18 +56,31 @@ impl KinematicRun {
                 break;
             }
             if self.holds(r) {
-                self.factor = Some(steps.into_factor());
-                return Ok(Some(largest));
+                converged = Some(largest);
+                break;
             }
             last = largest;
-            let dy = steps.solve(r);
-            let delta: Vec<f64> = dy.iter().zip(&self.weights).map(|(d, w)| -d / w).collect();
+            let delta: Vec<f64> = match (&steps, blocks) {
+                (Some(steps), _) => {
+                    let dy = steps.solve(r);
+                    dy.iter().zip(&self.weights).map(|(d, w)| -d / w).collect()
+                }
+                (None, Some((factors, plan))) => match factors.solve(plan, r) {
+                    Some(dx) => dx.iter().map(|d| -d).collect(),
+                    None => break,
+                },
+                (None, None) => break,
+            };
             move_by(problem, (state, params), &delta)?;
         }
-        self.factor = Some(steps.into_factor());
-        state.copy_from_slice(&predicted.0);
-        params.copy_from_slice(&predicted.1);
-        Ok(None)
+        if let Some(steps) = steps {
+            self.factor = Some(steps.into_factor());
+        }
+        if converged.is_none() {
+            state.copy_from_slice(&predicted.0);
+            params.copy_from_slice(&predicted.1);
+        }
+        Ok(converged)
     }
 
     /// Corrects a predicted state by Newton steps with a fresh Jacobian each (least

@@ -27,7 +27,7 @@ mod rates;
 
 use correct::move_by;
 
-use crate::linalg::{BlockPlan, Factor, LuPattern, StepMatrix};
+use crate::linalg::{BlockFactors, BlockPlan, Factor, LuPattern, StepMatrix};
 use crate::{column_weights, solve, takes_part, Problem, SolveError, SolveOptions};
 
 /// Refinement rounds at most after the regularised solve of the rates: they stop once
@@ -133,6 +133,9 @@ pub struct KinematicRun {
     /// The block-triangular plan of a large square Jacobian (made at its first use;
     /// `None` inside where the blocks are too large or the pattern is not square).
     block_plan: std::cell::OnceCell<Option<BlockPlan>>,
+    /// The last frame's Jacobian factored over those blocks (its rates were solved so;
+    /// the next frame's chord steps use it).
+    block_factors: Option<BlockFactors>,
     /// How many rate solves running the quick refinement did not finish and sparse LU
     /// did, and how many solves LU has taken first since (see `rates`).
     lu_first: std::cell::Cell<(u32, u32)>,
@@ -212,6 +215,7 @@ impl KinematicRun {
             factor: None,
             lu_pattern: std::cell::RefCell::default(),
             block_plan: std::cell::OnceCell::new(),
+            block_factors: None,
             lu_first: std::cell::Cell::new((0, 0)),
             rows,
             tolerances,

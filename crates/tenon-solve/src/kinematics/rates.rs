@@ -30,6 +30,13 @@ impl KinematicRun {
             self.evaluator
                 .evaluate(problem.compiled, &mut self.scratch, state, params)?;
         }
+        let square = dimension > self.options.dense_columns && self.rows.len() == dimension;
+        self.block_factors = None;
+        if square {
+            if let Some((velocity, acceleration)) = self.rates_by_blocks(rates, (state, params))? {
+                return Ok((velocity, acceleration, None));
+            }
+        }
         let jac = self.evaluator.jacobian();
         let shape = (self.rows.len(), self.options.dense_columns);
         self.factor = None;
@@ -55,45 +62,14 @@ impl KinematicRun {
         // large and square (every freedom driven), sparse LU (made once per frame, each
         // solve checked by its residual); else refinement to the end.
         let lu: std::cell::OnceCell<Option<SquareLu>> = std::cell::OnceCell::new();
-        let square = dimension > self.options.dense_columns && self.rows.len() == dimension;
         let lu_first = &self.lu_first;
-        // Block by block where the pattern allows (see `linalg::triangular`), else sparse
-        // LU; each checked by its residual.
-        let plan = square.then(|| {
-            self.block_plan
-                .get_or_init(|| BlockPlan::new(jac, BLOCK_COLUMNS))
-                .as_ref()
-        });
-        let blocks = std::cell::OnceCell::new();
         let by_lu = |b: &[f64]| -> Option<Vec<f64>> {
-            let exact = |x: &Vec<f64>| {
-                let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                let left = residual_of(jac, x, b)
-                    .iter()
-                    .fold(0.0f64, |m, v| m.max(v.abs()));
-                left <= SQUARE_CHECK * scale.max(f64::MIN_POSITIVE)
-            };
             lu.get_or_init(|| SquareLu::with_pattern(jac, &mut lu_pattern.borrow_mut()))
                 .as_ref()
                 .and_then(|lu| lu.solve(b))
-                .filter(exact)
-        };
-        let by_blocks = |b: &[f64]| -> Option<Vec<f64>> {
-            let x = plan
-                .flatten()
-                .and_then(|p| blocks.get_or_init(|| p.factor(jac)).as_ref())
-                .and_then(|f| f.solve(b))?;
-            let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            let left = residual_of(jac, &x, b)
-                .iter()
-                .fold(0.0f64, |m, v| m.max(v.abs()));
-            (left <= SQUARE_CHECK * scale.max(f64::MIN_POSITIVE)).then_some(x)
+                .filter(|x| exact(jac, x, b))
         };
         let solve_refined = |b: &[f64]| -> Vec<f64> {
-            // A square Jacobian of small blocks: block by block, exact and cheapest.
-            if let Some(x) = by_blocks(b) {
-                return x;
-            }
             // Where the quick rounds have not finished LU_FIRST_AFTER times running
             // (a long chain: each round gains about a digit) and LU has, LU first,
             // with the rounds tried again every REFINE_RETRY solves.
@@ -138,6 +114,53 @@ impl KinematicRun {
         self.factor = Some(steps.into_factor());
         Ok((velocity, acceleration, rank))
     }
+}
+
+/// Velocities and accelerations (tangent).
+type Rates = (Vec<f64>, Vec<f64>);
+
+impl KinematicRun {
+    /// Velocities and accelerations of a large square run block by block (see
+    /// `linalg::triangular`), from the Jacobian the evaluator holds; `None` where its
+    /// blocks are too large, one is singular or a solve misses its residual check. The
+    /// factors are kept for the next frame's chord steps.
+    fn rates_by_blocks(
+        &mut self,
+        rates: &RateTape,
+        (state, params): (&[f64], &[f64]),
+    ) -> Result<Option<Rates>, SolveError> {
+        let jac = self.evaluator.jacobian();
+        let Some(plan) = self
+            .block_plan
+            .get_or_init(|| BlockPlan::new(jac, BLOCK_COLUMNS))
+            .as_ref()
+        else {
+            return Ok(None);
+        };
+        let Some(factors) = plan.factor(jac) else {
+            return Ok(None);
+        };
+        let solve = |b: &[f64]| factors.solve(plan, b).filter(|x| exact(jac, x, b));
+        let Some(velocity) = solve(rates.velocity_rhs(&mut self.work, (state, params))?) else {
+            return Ok(None);
+        };
+        let rhs = rates.acceleration_rhs(&mut self.work, (state, params), &velocity)?;
+        let Some(acceleration) = solve(rhs) else {
+            return Ok(None);
+        };
+        self.block_factors = Some(factors);
+        self.factor = None;
+        Ok(Some((velocity, acceleration)))
+    }
+}
+
+/// Whether `x` solves `J x = b` to [`SQUARE_CHECK`] of `b`.
+fn exact(jac: &TangentJacobian, x: &[f64], b: &[f64]) -> bool {
+    let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let left = residual_of(jac, x, b)
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    left <= SQUARE_CHECK * scale.max(f64::MIN_POSITIVE)
 }
 
 /// Velocities and accelerations where some freedom is driven by no motion, with `A = J

@@ -77,7 +77,7 @@ impl BlockPlan {
 
     /// Factors `jac` (of the plan's pattern; entries summed where repeated), or `None`
     /// where it does not fit the plan or a block is singular.
-    pub(crate) fn factor(&self, jac: &TangentJacobian) -> Option<BlockFactors<'_>> {
+    pub(crate) fn factor(&self, jac: &TangentJacobian) -> Option<BlockFactors> {
         if jac.rows != self.n || jac.columns != self.n {
             return None;
         }
@@ -127,7 +127,7 @@ impl BlockPlan {
             first_pivot += m;
         }
         Some(BlockFactors {
-            plan: self,
+            n: self.n,
             offset,
             dense,
             pivots,
@@ -137,9 +137,10 @@ impl BlockPlan {
     }
 }
 
-/// One matrix of a plan's pattern, each block LU-factored.
-pub(crate) struct BlockFactors<'p> {
-    plan: &'p BlockPlan,
+/// One matrix of a plan's pattern, each block LU-factored (solved with that plan).
+#[derive(Debug)]
+pub(crate) struct BlockFactors {
+    n: usize,
     offset: Vec<usize>,
     dense: Vec<f64>,
     /// Per block, its row pivots (positions in the block), blocks end to end.
@@ -148,11 +149,11 @@ pub(crate) struct BlockFactors<'p> {
     coupling_start: Vec<u32>,
 }
 
-impl BlockFactors<'_> {
-    /// `J^-1 b` by forward substitution over the blocks, or `None` if it is not finite.
-    pub(crate) fn solve(&self, b: &[f64]) -> Option<Vec<f64>> {
-        let plan = self.plan;
-        if b.len() != plan.n {
+impl BlockFactors {
+    /// `J^-1 b` by forward substitution over `plan`'s blocks (the plan that factored
+    /// it), or `None` if it is not finite.
+    pub(crate) fn solve(&self, plan: &BlockPlan, b: &[f64]) -> Option<Vec<f64>> {
+        if b.len() != plan.n || self.n != plan.n || self.offset.len() != plan.blocks.len() + 1 {
             return None;
         }
         let mut x = vec![0.0; plan.n];
@@ -278,7 +279,7 @@ mod tests {
         let plan = BlockPlan::new(&jac, 6).unwrap();
         assert_eq!(plan.blocks.len(), blocks as usize);
         let b: Vec<f64> = (0..n).map(|k| (f64::from(k) * 0.37).sin()).collect();
-        let x = plan.factor(&jac).unwrap().solve(&b).unwrap();
+        let x = plan.factor(&jac).unwrap().solve(&plan, &b).unwrap();
         assert!(residual(&jac, &x, &b) < 1e-12);
         // Blocks of 2 columns over a limit of 1: no plan.
         assert!(BlockPlan::new(&jac, 1).is_none());
