@@ -307,10 +307,12 @@ impl JacobianPattern {
         self.columns
     }
     /// Number of structurally non-zero entries.
+    #[inline]
     pub fn nnz(&self) -> usize {
         self.cols.len()
     }
     /// Columns of row `r`, ascending (empty for an out-of-range row).
+    #[inline]
     pub fn row(&self, r: usize) -> &[u32] {
         match (self.row_start.get(r), self.row_start.get(r + 1)) {
             (Some(&a), Some(&b)) => &self.cols[a as usize..b as usize],
@@ -318,10 +320,12 @@ impl JacobianPattern {
         }
     }
     /// Offsets of each row's first entry in the value array, plus the total at the end.
+    #[inline]
     pub fn row_starts(&self) -> &[u32] {
         &self.row_start
     }
     /// Column of every entry, row by row.
+    #[inline]
     pub fn col_indices(&self) -> &[u32] {
         &self.cols
     }
@@ -431,11 +435,13 @@ impl Drop for NarrowMemory {
 
 impl TapeOutput {
     /// Residuals (one per output).
+    #[inline]
     pub fn residuals(&self) -> &[f64] {
         self.stored.get(1..1 + self.rows).unwrap_or(&[])
     }
 
     /// Jacobian values, in the order of the tape's [`JacobianPattern`].
+    #[inline]
     pub fn jacobian(&self) -> &[f64] {
         self.stored.get(1 + self.rows..).unwrap_or(&[])
     }
