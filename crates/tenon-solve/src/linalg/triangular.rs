@@ -99,6 +99,9 @@ impl BlockPlan {
             else {
                 return None;
             };
+            if rb as usize >= self.blocks.len() || cb as usize >= self.blocks.len() {
+                return None;
+            }
             if rb == cb {
                 let m = self.blocks[rb as usize].1.len();
                 dense[offset[rb as usize] + ri as usize * m + ci as usize] += v;
