@@ -24,6 +24,7 @@ use tenon_expr::{ExprId, LocalColumns, ParamId, Tape, TapeOutput, TapeWorkspace,
 
 use crate::build::System;
 use crate::error::SystemError;
+use crate::fold::{FoldOp, FoldPlan};
 use crate::tangent::{quaternion_tangent, retract_extra, retract_pose, TangentJacobian};
 
 /// Scratch memory for evaluating tapes: one per thread, reused across clusters and
@@ -125,6 +126,9 @@ pub struct ClusterTape {
     limit_rows: Vec<LimitRow>,
     tape: Tape,
     raw_angles: Tape,
+    /// How the tape's Jacobian entries fold into the tangent Jacobian (made at first
+    /// use, see `fold`).
+    fold: std::sync::OnceLock<FoldPlan>,
 }
 
 /// Evaluation results of one cluster (residuals, Jacobian values, raw angles), reused
@@ -291,20 +295,72 @@ impl ClusterTape {
         jac: &mut TangentJacobian,
     ) {
         let pattern = self.tape.pattern();
+        let plan = self
+            .fold
+            .get_or_init(|| FoldPlan::new(pattern, self.parts.len()));
         let starts = pattern.row_starts();
         let values = out.equations.jacobian();
-        let n7 = 7 * self.parts.len();
         let entries = &mut jac.entries;
         entries.clear();
         // A part's four quaternion entries in a row fold into its three rotation
         // columns: room for at most one entry per compiled entry.
         entries.reserve(rows.iter().map(|&r| pattern.row(r).len()).sum::<usize>());
         // `G(q)` of the part met last (a row reads a part's quaternion entries together).
+        let mut tangent: Option<(u32, [[f64; 3]; 4])> = None;
+        for (row_out, &row) in rows.iter().enumerate() {
+            let r = row_out as u32;
+            let first = starts.get(row).map_or(0, |&x| x as usize);
+            let entry = |k: u32| values.get(first + k as usize).copied().unwrap_or(0.0);
+            for op in plan.row(row) {
+                match *op {
+                    FoldOp::Copy { src, col } => entries.push((r, col, entry(src))),
+                    FoldOp::Rotation { part, src, ks, n } => {
+                        let g = match tangent {
+                            Some((p, g)) if p == part => g,
+                            _ => {
+                                let base = 7 * part as usize;
+                                let q = [3, 4, 5, 6].map(|i| local[base + i]);
+                                let g = quaternion_tangent(q);
+                                tangent = Some((part, g));
+                                g
+                            }
+                        };
+                        let mut acc = [0.0; 3];
+                        for (i, &k) in ks.iter().enumerate().take(n as usize) {
+                            let value = entry(src + i as u32);
+                            for (a, &gk) in acc.iter_mut().zip(&g[k as usize]) {
+                                *a += value * gk;
+                            }
+                        }
+                        for (c, v) in acc.into_iter().enumerate() {
+                            entries.push((r, 6 * part + 3 + c as u32, v));
+                        }
+                    }
+                }
+            }
+        }
+        jac.rows = rows.len();
+        jac.columns = self.tangent_dimension();
+    }
+
+    /// [`tangent_jacobian_into`](Self::tangent_jacobian_into) deciding entry by entry,
+    /// without the plan (the reference the plan is tested against).
+    #[cfg(test)]
+    pub(crate) fn tangent_jacobian_entry_by_entry(
+        &self,
+        local: &[f64],
+        out: &ClusterOutput,
+        rows: &[usize],
+    ) -> Vec<(u32, u32, f64)> {
+        let pattern = self.tape.pattern();
+        let starts = pattern.row_starts();
+        let values = out.equations.jacobian();
+        let n7 = 7 * self.parts.len();
+        let mut entries = Vec::new();
         let mut tangent: Option<(usize, [[f64; 3]; 4])> = None;
         for (row_out, &row) in rows.iter().enumerate() {
             let r = row_out as u32;
             let first = starts.get(row).map_or(0, |&x| x as usize);
-            // The rotation columns of the part whose quaternion entries are being folded.
             let mut folding: Option<(usize, [f64; 3])> = None;
             for (offset, &col) in pattern.row(row).iter().enumerate() {
                 let value = values[first + offset];
@@ -321,7 +377,7 @@ impl ClusterTape {
                         }
                     };
                     if folding.is_some_and(|(p, _)| p != part) {
-                        push_rotation(entries, r, folding.take());
+                        push_rotation(&mut entries, r, folding.take());
                     }
                     let acc = &mut folding.get_or_insert((part, [0.0; 3])).1;
                     for (a, &gk) in acc.iter_mut().zip(&g[k - 3]) {
@@ -329,7 +385,7 @@ impl ClusterTape {
                     }
                     continue;
                 }
-                push_rotation(entries, r, folding.take());
+                push_rotation(&mut entries, r, folding.take());
                 let c = if col >= n7 {
                     6 * self.parts.len() + col - n7
                 } else {
@@ -337,10 +393,9 @@ impl ClusterTape {
                 };
                 entries.push((r, c as u32, value));
             }
-            push_rotation(entries, r, folding.take());
+            push_rotation(&mut entries, r, folding.take());
         }
-        jac.rows = rows.len();
-        jac.columns = self.tangent_dimension();
+        entries
     }
 
     /// What equation `row` (local) reads, by unknown group: a free part's index in
@@ -471,6 +526,7 @@ impl ClusterTape {
                 limit_rows: Vec::new(),
                 tape,
                 raw_angles,
+                fold: std::sync::OnceLock::new(),
             });
         }
         Ok(tapes)
@@ -582,6 +638,7 @@ impl ClusterTape {
 /// Splits the system into clusters and compiles each; returns them and the fixed set
 /// (equations and counted angles with no unknown) as a cluster with no parts.
 /// Pushes a folded part's three rotation entries of row `r`.
+#[cfg(test)]
 fn push_rotation(entries: &mut Vec<(u32, u32, f64)>, r: u32, folded: Option<(usize, [f64; 3])>) {
     if let Some((part, values)) = folded {
         for (k, v) in values.into_iter().enumerate() {
@@ -812,5 +869,6 @@ fn compile_one(
         limit_rows,
         tape,
         raw_angles,
+        fold: std::sync::OnceLock::new(),
     })
 }

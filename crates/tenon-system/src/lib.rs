@@ -22,6 +22,7 @@ mod cluster;
 mod contact;
 mod custom;
 mod error;
+mod fold;
 mod frames;
 mod joints;
 mod rates;
