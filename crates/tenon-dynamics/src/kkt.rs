@@ -20,13 +20,12 @@
 //! iteration cannot push the multipliers along the Jacobian's near-null directions
 //! (where a tiny force error is a huge multiplier, and the iteration cycles).
 //!
-//! Dense LU with partial pivoting (nalgebra) up to [`DENSE_KKT`]; above, a sparse `L D
+//! Dense LU with partial pivoting (`tenon_solve::DenseLu`) up to [`DENSE_KKT`]; above, a sparse `L D
 //! L^T` of the quasi-definite matrix (the mass block lifted by [`STATIC`] of its scale,
 //! pivots held to their signs; faer through `tenon_solve::SparseLdlt`, AMD ordering, its
 //! symbolic analysis kept between factorizations). Sparse LU with partial pivoting
 //! (COLAMD) was used first: on a 10,000-link chain its fill made a step cost a second.
 
-use nalgebra::{DMatrix, DVector};
 use tenon_system::TangentJacobian;
 
 use crate::bodies::Placed;
@@ -61,7 +60,8 @@ pub(crate) struct Kkt {
     kept: Vec<usize>,
     /// How many rows were given.
     given: usize,
-    dense: Option<nalgebra::LU<f64, nalgebra::Dyn, nalgebra::Dyn>>,
+    dense: tenon_solve::DenseLu,
+    dense_ready: bool,
     sparse: tenon_solve::SparseLdlt,
     sparse_ready: bool,
     signs: Vec<i8>,
@@ -105,7 +105,7 @@ impl Kkt {
         self.given = given.len();
         self.n = n;
         self.m = self.kept.len();
-        self.dense = None;
+        self.dense_ready = false;
         self.sparse_ready = false;
         let entries = &mut self.entries;
         entries.clear();
@@ -152,15 +152,8 @@ impl Kkt {
         }
         let size = n + self.m;
         if size <= DENSE_KKT {
-            let mut a = DMatrix::<f64>::zeros(size, size);
-            for &(r, c, v) in entries.iter() {
-                a[(r as usize, c as usize)] += v;
-            }
-            if !a.iter().all(|x| x.is_finite()) {
-                return false;
-            }
-            self.dense = Some(a.lu());
-            true
+            self.dense_ready = self.dense.factor_entries(size, entries);
+            self.dense_ready
         } else {
             // L D L^T without pivoting: quasi-definite once the mass block is held
             // positive (`STATIC` of its scale on the diagonal: a part's direction that
@@ -194,12 +187,10 @@ impl Kkt {
         for (k, &g) in self.kept.iter().enumerate() {
             rhs[self.n + k] = b.get(g).copied().unwrap_or(0.0);
         }
-        if let Some(lu) = &self.dense {
-            let mut v = DVector::from_vec(rhs);
-            if !lu.solve_mut(&mut v) {
+        if self.dense_ready {
+            if !self.dense.solve_in_place(&mut rhs) {
                 return None;
             }
-            rhs = v.data.into();
         } else if !(self.sparse_ready && self.sparse.solve_in_place(&mut rhs)) {
             return None;
         }

@@ -116,7 +116,7 @@ pub use diagnose::{
 pub use kinematics::{
     run_rows, undriven_freedoms, EventKind, KinematicEvent, KinematicFrame, KinematicRun,
 };
-pub use linalg::{SparseLdlt, DENSE_COLUMNS, RANK_COLUMNS};
+pub use linalg::{DenseLu, SparseLdlt, DENSE_COLUMNS, RANK_COLUMNS};
 pub use row_rank::dependent_rows;
 
 pub use tolerance::{Tolerances, RANK_TOLERANCE, RELATIVE_TOLERANCE, TOLERANCE};

@@ -17,10 +17,13 @@
 //!
 //! - Square Jacobians of a kinematic run (`triangular`): their Dulmage-Mendelsohn blocks
 //!   factored densely and solved in order, where the blocks are small.
+//! - Small square systems factored once and solved several times (`lu`, [`DenseLu`]: a
+//!   dynamics step's KKT matrix).
 //!
 //! Architecture invariant: faer appears in this module only.
 
 mod dense;
+mod lu;
 mod triangular;
 
 use dense::DenseStep;
@@ -29,6 +32,7 @@ use faer::linalg::solvers::Solve;
 use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
 use faer::{Mat, Side};
+pub use lu::DenseLu;
 use nalgebra::{DMatrix, DVector};
 use tenon_system::TangentJacobian;
 pub(crate) use triangular::{BlockFactors, BlockPlan};
