@@ -295,16 +295,33 @@ impl ClusterTape {
         jac: &mut TangentJacobian,
     ) {
         let pattern = self.tape.pattern();
-        let plan = self
-            .fold
-            .get_or_init(|| FoldPlan::new(pattern, self.parts.len()));
-        let starts = pattern.row_starts();
-        let values = out.equations.jacobian();
         let entries = &mut jac.entries;
         entries.clear();
         // A part's four quaternion entries in a row fold into its three rotation
         // columns: room for at most one entry per compiled entry.
         entries.reserve(rows.iter().map(|&r| pattern.row(r).len()).sum::<usize>());
+        self.tangent_jacobian_with(local, out, rows, |r, c, v| entries.push((r, c, v)));
+        jac.rows = rows.len();
+        jac.columns = self.tangent_dimension();
+    }
+
+    /// The entries of [`tangent_jacobian_into`](Self::tangent_jacobian_into), each
+    /// handed to `emit` as `(row among rows, local tangent column, value)`, in the same
+    /// order.
+    #[inline]
+    pub(crate) fn tangent_jacobian_with(
+        &self,
+        local: &[f64],
+        out: &ClusterOutput,
+        rows: &[usize],
+        mut emit: impl FnMut(u32, u32, f64),
+    ) {
+        let pattern = self.tape.pattern();
+        let plan = self
+            .fold
+            .get_or_init(|| FoldPlan::new(pattern, self.parts.len()));
+        let starts = pattern.row_starts();
+        let values = out.equations.jacobian();
         // `G(q)` of the part met last (a row reads a part's quaternion entries together).
         let mut tangent: Option<(u32, [[f64; 3]; 4])> = None;
         for (row_out, &row) in rows.iter().enumerate() {
@@ -313,7 +330,7 @@ impl ClusterTape {
             let entry = |k: u32| values.get(first + k as usize).copied().unwrap_or(0.0);
             for op in plan.row(row) {
                 match *op {
-                    FoldOp::Copy { src, col } => entries.push((r, col, entry(src))),
+                    FoldOp::Copy { src, col } => emit(r, col, entry(src)),
                     FoldOp::Rotation { part, src, ks, n } => {
                         let g = match tangent {
                             Some((p, g)) if p == part => g,
@@ -333,14 +350,12 @@ impl ClusterTape {
                             }
                         }
                         for (c, v) in acc.into_iter().enumerate() {
-                            entries.push((r, 6 * part + 3 + c as u32, v));
+                            emit(r, 6 * part + 3 + c as u32, v);
                         }
                     }
                 }
             }
         }
-        jac.rows = rows.len();
-        jac.columns = self.tangent_dimension();
     }
 
     /// [`tangent_jacobian_into`](Self::tangent_jacobian_into) deciding entry by entry,

@@ -16,7 +16,6 @@ pub struct RowEvaluator {
     pieces: Vec<Piece>,
     residuals: Vec<f64>,
     jacobian: TangentJacobian,
-    local_jacobian: TangentJacobian,
     state_len: usize,
 }
 
@@ -28,6 +27,8 @@ struct Piece {
     /// Its local equations wanted, and where each goes among the rows.
     local_rows: Vec<usize>,
     positions: Vec<u32>,
+    /// Per local tangent column, its global one.
+    columns: Vec<u32>,
     local: Vec<f64>,
     out: ClusterOutput,
 }
@@ -80,6 +81,9 @@ impl System {
                 cluster: index,
                 local_rows,
                 positions,
+                columns: (0..cluster.tangent_dimension())
+                    .map(|c| cluster.global_column(c) as u32)
+                    .collect(),
                 local: Vec::with_capacity(cluster.state_len()),
                 out: cluster.output(),
             });
@@ -90,11 +94,6 @@ impl System {
             jacobian: TangentJacobian {
                 rows: rows.len(),
                 columns: self.tangent_dimension(),
-                entries: Vec::new(),
-            },
-            local_jacobian: TangentJacobian {
-                rows: 0,
-                columns: 0,
                 entries: Vec::new(),
             },
             state_len: self.state_len(),
@@ -122,20 +121,22 @@ impl RowEvaluator {
             let Some(cluster) = cluster else { continue };
             cluster.gather_into(state, &mut piece.local);
             cluster.evaluate(scratch, &piece.local, params, &mut piece.out)?;
-            cluster.tangent_jacobian_into(
+            piece.copy_residuals(&mut self.residuals);
+            // Straight into the rows' places and the global columns.
+            let entries = &mut self.jacobian.entries;
+            let (positions, columns) = (&piece.positions, &piece.columns);
+            cluster.tangent_jacobian_with(
                 &piece.local,
                 &piece.out,
                 &piece.local_rows,
-                &mut self.local_jacobian,
+                |i, c, v| {
+                    if let (Some(&p), Some(&c)) =
+                        (positions.get(i as usize), columns.get(c as usize))
+                    {
+                        entries.push((p, c, v));
+                    }
+                },
             );
-            piece.copy_residuals(&mut self.residuals);
-            for &(i, c, v) in &self.local_jacobian.entries {
-                if let Some(&p) = piece.positions.get(i as usize) {
-                    self.jacobian
-                        .entries
-                        .push((p, cluster.global_column(c as usize) as u32, v));
-                }
-            }
         }
         Ok(())
     }

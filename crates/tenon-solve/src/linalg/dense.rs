@@ -1,7 +1,8 @@
 //! Small pieces (up to [`DENSE_COLUMNS`](super::DENSE_COLUMNS) columns), dense: the
-//! weighted Jacobian `A` in column-major storage (for its rank), its nonzeros row by
-//! row (the Jacobian of a joint reads two parts, so a piece's rows are mostly zeros),
-//! `A^T A` summed from those nonzeros, and a Cholesky factor on a flat buffer.
+//! weighted Jacobian `A` as its nonzeros row by row (the Jacobian of a joint reads two
+//! parts, so a piece's rows are mostly zeros; the lists are made once per pattern and
+//! refilled), `A^T A` summed from them, a Cholesky factor on a flat buffer, and `A` in
+//! column-major storage only when its rank or pseudo-inverse is asked for.
 //!
 //! These kernels are written out because a solve calls them thousands of times on
 //! matrices of a few dozen columns, where the general-purpose routines spend much of
@@ -19,8 +20,6 @@ use crate::{SolveError, RANK_TOLERANCE};
 pub(crate) struct DenseStep {
     rows: usize,
     cols: usize,
-    /// `A`, column-major.
-    a: Vec<f64>,
     /// Row `r`'s nonzeros are `nonzeros[row_start[r]..row_start[r + 1]]`.
     row_start: Vec<usize>,
     nonzeros: Vec<(usize, f64)>,
@@ -31,6 +30,12 @@ pub(crate) struct DenseStep {
     /// pairs listed.
     seen: Vec<u32>,
     listed: Vec<(u32, usize)>,
+    /// The Jacobian positions and column map the row lists were made for, and per
+    /// Jacobian entry its place in `nonzeros` (`u32::MAX`: ignored): while they hold,
+    /// a fill only adds the values in.
+    key: Vec<(u32, u32)>,
+    key_columns: Vec<usize>,
+    slot: Vec<u32>,
 }
 
 impl DenseStep {
@@ -38,63 +43,43 @@ impl DenseStep {
         DenseStep {
             rows,
             cols,
-            a: vec![0.0; rows * cols],
             row_start: Vec::with_capacity(rows + 1),
             nonzeros: Vec::with_capacity(rows * cols),
             gram: vec![0.0; cols * cols],
             column_norm: 0.0,
             seen: Vec::with_capacity(cols),
             listed: Vec::with_capacity(rows * cols),
+            key: Vec::new(),
+            key_columns: Vec::new(),
+            slot: Vec::new(),
         }
     }
 
     /// Sets `A = J W^-1` (entry `(r, c)` to column `col_of[c]`, divided by
     /// `weight[col]`; entries of other columns ignored), its row nonzeros and `A^T A`.
+    /// The row lists (every position the Jacobian lists, zero or not) are made when the
+    /// Jacobian's positions or the column map change, and reused while they hold.
     pub(crate) fn fill(&mut self, jac: &TangentJacobian, col_of: &[usize], weight: &[f64]) {
         let (rows, cols) = (self.rows, self.cols);
-        self.a.fill(0.0);
-        // Each (row, column) is listed once, when first met; the Jacobian comes row by
-        // row, but a column may repeat within a row, so `seen` marks the row that last
-        // listed each column.
-        let mut seen = std::mem::take(&mut self.seen);
-        seen.clear();
-        seen.resize(cols, u32::MAX);
-        let mut listed: Vec<(u32, usize)> = std::mem::take(&mut self.listed);
-        listed.clear();
-        for &(r, c, v) in &jac.entries {
-            let Some(&j) = col_of.get(c as usize) else {
+        let same = self.key.len() == jac.entries.len()
+            && self.key_columns == col_of
+            && self
+                .key
+                .iter()
+                .zip(&jac.entries)
+                .all(|(&(r, c), &(er, ec, _))| r == er && c == ec);
+        if !same {
+            self.list_rows(jac, col_of);
+        }
+        for (_, v) in self.nonzeros.iter_mut() {
+            *v = 0.0;
+        }
+        for (&slot, &(_, _, v)) in self.slot.iter().zip(&jac.entries) {
+            let Some(entry) = self.nonzeros.get_mut(slot as usize) else {
                 continue;
             };
-            if j >= cols || (r as usize) >= rows {
-                continue;
-            }
-            self.a[j * rows + r as usize] += v / weight[j];
-            if seen[j] != r {
-                seen[j] = r;
-                listed.push((r, j));
-            }
+            entry.1 += v / weight[entry.0];
         }
-        // Rows in order (a stable sort keeps each row's columns as met).
-        if listed.windows(2).any(|w| w[0].0 > w[1].0) {
-            listed.sort_by_key(|&(r, _)| r);
-        }
-        self.row_start.clear();
-        self.nonzeros.clear();
-        let mut next = 0;
-        for r in 0..rows {
-            self.row_start.push(self.nonzeros.len());
-            while next < listed.len() && listed[next].0 as usize == r {
-                let j = listed[next].1;
-                let v = self.a[j * rows + r];
-                if v != 0.0 {
-                    self.nonzeros.push((j, v));
-                }
-                next += 1;
-            }
-        }
-        self.row_start.push(self.nonzeros.len());
-        self.seen = seen;
-        self.listed = listed;
         self.gram.fill(0.0);
         for r in 0..rows {
             let row = &self.nonzeros[self.row_start[r]..self.row_start[r + 1]];
@@ -111,6 +96,78 @@ impl DenseStep {
             .sqrt();
     }
 
+    /// Makes the row lists for `jac`'s positions and `col_of`: each `(row, column)`
+    /// once, rows in order and each row's columns as first met, and each entry's slot.
+    fn list_rows(&mut self, jac: &TangentJacobian, col_of: &[usize]) {
+        let (rows, cols) = (self.rows, self.cols);
+        let column = |c: u32, r: u32| -> Option<usize> {
+            let j = *col_of.get(c as usize)?;
+            (j < cols && (r as usize) < rows).then_some(j)
+        };
+        // Each (row, column) is listed once, when first met; the Jacobian comes row by
+        // row, but a column may repeat within a row, so `seen` marks the row that last
+        // listed each column.
+        let mut seen = std::mem::take(&mut self.seen);
+        seen.clear();
+        seen.resize(cols, u32::MAX);
+        let mut listed: Vec<(u32, usize)> = std::mem::take(&mut self.listed);
+        listed.clear();
+        for &(r, c, _) in &jac.entries {
+            let Some(j) = column(c, r) else {
+                continue;
+            };
+            if seen[j] != r {
+                seen[j] = r;
+                listed.push((r, j));
+            }
+        }
+        // Rows in order (a stable sort keeps each row's columns as met).
+        if listed.windows(2).any(|w| w[0].0 > w[1].0) {
+            listed.sort_by_key(|&(r, _)| r);
+        }
+        self.row_start.clear();
+        self.nonzeros.clear();
+        let mut next = 0;
+        for r in 0..rows {
+            self.row_start.push(self.nonzeros.len());
+            while next < listed.len() && listed[next].0 as usize == r {
+                self.nonzeros.push((listed[next].1, 0.0));
+                next += 1;
+            }
+        }
+        self.row_start.push(self.nonzeros.len());
+        self.slot.clear();
+        for &(r, c, _) in &jac.entries {
+            let slot = column(c, r).and_then(|j| {
+                let (a, z) = (self.row_start[r as usize], self.row_start[r as usize + 1]);
+                self.nonzeros[a..z]
+                    .iter()
+                    .position(|&(k, _)| k == j)
+                    .map(|p| (a + p) as u32)
+            });
+            self.slot.push(slot.unwrap_or(u32::MAX));
+        }
+        self.key.clear();
+        self.key.extend(jac.entries.iter().map(|&(r, c, _)| (r, c)));
+        self.key_columns.clear();
+        self.key_columns.extend_from_slice(col_of);
+        self.seen = seen;
+        self.listed = listed;
+    }
+
+    /// `A`, column-major (made from the row lists: only the rank and the
+    /// pseudo-inverse need it, rarely).
+    fn dense(&self) -> Vec<f64> {
+        let rows = self.rows;
+        let mut a = vec![0.0; rows * self.cols];
+        for r in 0..rows {
+            for &(j, v) in &self.nonzeros[self.row_start[r]..self.row_start[r + 1]] {
+                a[j * rows + r] = v;
+            }
+        }
+        a
+    }
+
     /// The largest column norm of `A`.
     pub(crate) fn scale(&self) -> f64 {
         self.column_norm
@@ -118,7 +175,7 @@ impl DenseStep {
 
     /// Numerical rank of `A` (see [`rank`]).
     pub(crate) fn rank(&self) -> usize {
-        rank(&self.a, self.rows, self.cols)
+        rank(&self.dense(), self.rows, self.cols)
     }
 
     /// `A`'s pseudo-inverse by a singular value decomposition (singular values below
@@ -126,7 +183,7 @@ impl DenseStep {
     /// `A` has a null space (a regularised normal solve leaves rounding noise along it).
     pub(crate) fn pseudo_inverse(&self) -> PseudoInverse {
         let (rows, cols) = (self.rows, self.cols);
-        let a = nalgebra::DMatrix::from_column_slice(rows, cols, &self.a);
+        let a = nalgebra::DMatrix::from_column_slice(rows, cols, &self.dense());
         let Some(svd) = super::thin_svd(&a) else {
             return PseudoInverse {
                 u: nalgebra::DMatrix::zeros(rows, 0),
