@@ -176,6 +176,12 @@ impl Kkt {
         }
     }
 
+    /// Whether the last factorization left rows out as nearly dependent (a singular
+    /// position is near).
+    pub(crate) fn left_rows_out(&self) -> bool {
+        self.kept.len() < self.given
+    }
+
     /// Solves for `(x, y)` given `(f, b)` (`b` and `y` over the rows given; rows left out
     /// of the factorization get `y = 0`); `None` if the result is not finite.
     pub(crate) fn solve(&self, f: &[f64], b: &[f64]) -> Option<(Vec<f64>, Vec<f64>)> {

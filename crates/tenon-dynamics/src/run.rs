@@ -9,6 +9,7 @@
 use tenon_solve::Problem;
 use tenon_system::{Owner, RateTape, RateWork, RowEvaluator, Scratch, System, TangentJacobian};
 
+use crate::alpha::Predictor;
 use crate::error::DynamicsError;
 use crate::forces::{Dynamics, Energy};
 use crate::kkt::Kkt;
@@ -167,6 +168,9 @@ pub struct Run {
     /// Generalized-alpha's acceleration-like variable.
     pub(crate) pseudo: Vec<f64>,
     pub(crate) multipliers: Vec<f64>,
+    /// The step that reached the current state and the acceleration and multipliers
+    /// before it (for the predictor of the next step).
+    pub(crate) last_step: Option<(f64, Vec<f64>, Vec<f64>)>,
     pub(crate) time: f64,
     pub(crate) max_residual: f64,
     /// The iteration matrix, kept while steps converge with it (`kkt_valid`).
@@ -279,6 +283,7 @@ impl Run {
             acceleration: vec![0.0; dimension],
             pseudo: vec![0.0; dimension],
             multipliers: Vec::new(),
+            last_step: None,
             time,
             max_residual: 0.0,
             kkt: Kkt::default(),
@@ -361,7 +366,13 @@ impl Run {
                 self.time + substep
             };
             let ok = match self.settings.method {
-                Method::GeneralizedAlpha => self.alpha_step(inputs, target)?,
+                // The extrapolating predictor first, away from recent failures; where
+                // Newton does not converge from it, the last step's values.
+                Method::GeneralizedAlpha => {
+                    let extrapolate = self.careful == 0 && self.last_step.is_some();
+                    (extrapolate && self.alpha_step(inputs, target, Predictor::Extrapolated)?)
+                        || self.alpha_step(inputs, target, Predictor::Held)?
+                }
                 Method::Baumgarte => self.baumgarte_step(inputs, target)?,
             };
             if ok {
@@ -456,7 +467,9 @@ impl Run {
         self.state = step.state;
         self.params = step.params;
         self.velocity = step.velocity;
-        self.acceleration = step.acceleration;
+        let before = std::mem::replace(&mut self.acceleration, step.acceleration);
+        let before_multipliers = std::mem::take(&mut self.multipliers);
+        self.last_step = Some((h, before, before_multipliers));
         self.pseudo = step.pseudo;
         self.multipliers = step.multipliers;
         self.max_residual = step.max_residual;
