@@ -169,8 +169,10 @@ pub struct Run {
     pub(crate) pseudo: Vec<f64>,
     pub(crate) multipliers: Vec<f64>,
     /// The step that reached the current state and the acceleration and multipliers
-    /// before it (for the predictor of the next step).
+    /// before it, and the same for the step before that (for the predictor of the next
+    /// step).
     pub(crate) last_step: Option<(f64, Vec<f64>, Vec<f64>)>,
+    pub(crate) step_before: Option<(f64, Vec<f64>, Vec<f64>)>,
     pub(crate) time: f64,
     pub(crate) max_residual: f64,
     /// The iteration matrix, kept while steps converge with it (`kkt_valid`).
@@ -284,6 +286,7 @@ impl Run {
             pseudo: vec![0.0; dimension],
             multipliers: Vec::new(),
             last_step: None,
+            step_before: None,
             time,
             max_residual: 0.0,
             kkt: Kkt::default(),
@@ -469,7 +472,8 @@ impl Run {
         self.velocity = step.velocity;
         let before = std::mem::replace(&mut self.acceleration, step.acceleration);
         let before_multipliers = std::mem::take(&mut self.multipliers);
-        self.last_step = Some((h, before, before_multipliers));
+        let last = Some((h, before, before_multipliers));
+        self.step_before = std::mem::replace(&mut self.last_step, last);
         self.pseudo = step.pseudo;
         self.multipliers = step.multipliers;
         self.max_residual = step.max_residual;
