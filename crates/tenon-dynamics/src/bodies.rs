@@ -113,6 +113,17 @@ impl Placed {
         out
     }
 
+    /// The mass matrix times `(v, omega)`, without forming it: `m (v - r x omega)` and
+    /// `I omega + r x` that (the same as [`mass_matrix`](Self::mass_matrix) times it, to
+    /// rounding).
+    pub(crate) fn mass_times(&self, x: &Vector6<f64>) -> Vector6<f64> {
+        let v = Vector3::new(x[0], x[1], x[2]);
+        let w = Vector3::new(x[3], x[4], x[5]);
+        let top = (v - self.arm.cross(&w)) * self.mass;
+        let bottom = self.inertia * w + self.arm.cross(&top);
+        Vector6::new(top.x, top.y, top.z, bottom.x, bottom.y, bottom.z)
+    }
+
     /// `h`: the velocity-dependent inertial terms (centripetal and gyroscopic).
     pub(crate) fn inertial_terms(&self, omega: &Vector3<f64>) -> Vector6<f64> {
         let centripetal = omega.cross(&omega.cross(&self.arm)) * self.mass;
@@ -169,6 +180,11 @@ mod tests {
         let x = Vector6::new(v.x, v.y, v.z, w.x, w.y, w.z);
         let quadratic = 0.5 * x.dot(&(placed.mass_matrix() * x));
         assert_relative_eq!(quadratic, placed.kinetic(&v, &w), max_relative = 1e-14);
+        let product = placed.mass_times(&x);
+        let by_matrix = placed.mass_matrix() * x;
+        for k in 0..6 {
+            assert_relative_eq!(product[k], by_matrix[k], epsilon = 1e-13);
+        }
     }
 
     /// A body spinning about a principal axis through its centre of mass, at rest

@@ -9,6 +9,8 @@
 use tenon_solve::Problem;
 use tenon_system::{Owner, RateTape, RateWork, RowEvaluator, Scratch, System, TangentJacobian};
 
+use nalgebra::Vector6;
+
 use crate::alpha::Predictor;
 use crate::error::DynamicsError;
 use crate::forces::{Dynamics, Energy};
@@ -588,17 +590,12 @@ pub(crate) fn times(jac: &TangentJacobian, x: &[f64]) -> Vec<f64> {
 /// The mass matrix times `x` (block by block).
 pub(crate) fn mass_times(placed: &[crate::bodies::Placed], x: &[f64]) -> Vec<f64> {
     let mut out = vec![0.0; x.len()];
-    for (k, p) in placed.iter().enumerate() {
-        let m = p.mass_matrix();
-        for r in 0..6 {
-            let mut s = 0.0;
-            for c in 0..6 {
-                s += m[(r, c)] * x.get(6 * k + c).copied().unwrap_or(0.0);
-            }
-            if let Some(slot) = out.get_mut(6 * k + r) {
-                *slot = s;
-            }
-        }
+    for (p, (x, out)) in placed
+        .iter()
+        .zip(x.chunks_exact(6).zip(out.chunks_exact_mut(6)))
+    {
+        let product = p.mass_times(&Vector6::from_column_slice(x));
+        out.copy_from_slice(product.as_slice());
     }
     out
 }
