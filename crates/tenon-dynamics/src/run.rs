@@ -727,8 +727,11 @@ fn minimum_norm(jac: &TangentJacobian, lambda: &[f64], soft: &[f64]) -> Vec<f64>
         for _ in 0..2 {
             for b in &basis {
                 let d: f64 = b.iter().zip(&col).map(|(x, y)| x * y).sum();
-                for (x, y) in col.iter_mut().zip(b) {
-                    *x -= d * y;
+                // Exactly zero where the column and the vector share no row.
+                if d != 0.0 {
+                    for (x, y) in col.iter_mut().zip(b) {
+                        *x -= d * y;
+                    }
                 }
             }
             norm = col.iter().map(|x| x * x).sum::<f64>().sqrt();

@@ -995,7 +995,7 @@ impl Iterator for DynamicFrames<'_> {
                 None => &m.built.system,
             };
             let client = client_frame((m, system), &mut self.last_quaternions, &solver_frame);
-            self.coordinates.at(m, &client);
+            self.coordinates.track(m, &client);
         }
         self.stopped = true;
         None

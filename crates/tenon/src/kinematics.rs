@@ -439,7 +439,7 @@ impl Iterator for Frames<'_> {
                 &mut self.last_quaternions,
                 &frame,
             );
-            self.coordinates.at(self.mechanism, &frame);
+            self.coordinates.track(self.mechanism, &frame);
         }
         self.stopped = true;
         None
@@ -574,6 +574,27 @@ impl Coordinates {
             }
         }
         Coordinates { tracked }
+    }
+
+    /// Counts the angles' turns at a frame that is not reported, as [`at`](Self::at)
+    /// does, without working out the coordinates and their rates.
+    pub(crate) fn track(&mut self, m: &Mechanism, frame: &Frame) {
+        let pose = |part: PartKey| -> tenon_model::Pose {
+            match frame.parts.iter().find(|p| p.part == part) {
+                Some(p) => tenon_model::Pose {
+                    position: p.position,
+                    quaternion: p.quaternion,
+                },
+                None => m.placement_of(part).unwrap_or(tenon_model::Pose::IDENTITY),
+            }
+        };
+        for t in &mut self.tracked {
+            if t.coordinate == tenon_model::Coordinate::Angle {
+                let raw = raw_value(t, pose(t.i.0), pose(t.j.0));
+                let tau = std::f64::consts::TAU;
+                t.last = raw + ((t.last - raw) / tau).round() * tau;
+            }
+        }
     }
 
     /// The coordinates at a frame (turns counted from the last call).
