@@ -955,7 +955,7 @@ impl Iterator for DynamicFrames<'_> {
                     dynamics: &self.dynamics,
                 };
                 match self.run.step_to(inputs, time) {
-                    Ok((_, events)) => events,
+                    Ok(events) => events,
                     Err(e) => {
                         self.stopped = true;
                         return Some(Err(Error::Dynamics(e.to_string())));
