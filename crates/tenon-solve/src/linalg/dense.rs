@@ -112,17 +112,26 @@ impl DenseStep {
         seen.resize(cols, u32::MAX);
         let mut listed: Vec<(u32, usize)> = std::mem::take(&mut self.listed);
         listed.clear();
+        // Each entry's place in `listed` (where it was listed, or where its column was
+        // listed in its row), kept in `slot`.
+        let mut place = vec![0u32; cols];
+        self.slot.clear();
         for &(r, c, _) in &jac.entries {
             let Some(j) = column(c, r) else {
+                self.slot.push(u32::MAX);
                 continue;
             };
             if seen[j] != r {
                 seen[j] = r;
+                place[j] = listed.len() as u32;
                 listed.push((r, j));
             }
+            self.slot.push(place[j]);
         }
-        // Rows in order (a stable sort keeps each row's columns as met).
-        if listed.windows(2).any(|w| w[0].0 > w[1].0) {
+        // Rows in order (a stable sort keeps each row's columns as met); the places are
+        // then looked up again.
+        let sorted = listed.windows(2).all(|w| w[0].0 <= w[1].0);
+        if !sorted {
             listed.sort_by_key(|&(r, _)| r);
         }
         self.row_start.clear();
@@ -136,16 +145,18 @@ impl DenseStep {
             }
         }
         self.row_start.push(self.nonzeros.len());
-        self.slot.clear();
-        for &(r, c, _) in &jac.entries {
-            let slot = column(c, r).and_then(|j| {
-                let (a, z) = (self.row_start[r as usize], self.row_start[r as usize + 1]);
-                self.nonzeros[a..z]
-                    .iter()
-                    .position(|&(k, _)| k == j)
-                    .map(|p| (a + p) as u32)
-            });
-            self.slot.push(slot.unwrap_or(u32::MAX));
+        if !sorted {
+            self.slot.clear();
+            for &(r, c, _) in &jac.entries {
+                let slot = column(c, r).and_then(|j| {
+                    let (a, z) = (self.row_start[r as usize], self.row_start[r as usize + 1]);
+                    self.nonzeros[a..z]
+                        .iter()
+                        .position(|&(k, _)| k == j)
+                        .map(|p| (a + p) as u32)
+                });
+                self.slot.push(slot.unwrap_or(u32::MAX));
+            }
         }
         self.key.clear();
         self.key.extend(jac.entries.iter().map(|&(r, c, _)| (r, c)));
