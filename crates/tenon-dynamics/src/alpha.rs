@@ -92,7 +92,7 @@ impl Coefficients {
 /// On A02 at h = 1e-3 a step's first correction falls from about 4e-2 (acceleration
 /// units, the last step's values held) to 1e-4 with the line, and the run takes 14%
 /// fewer instructions; the parabola takes 13% off that (the four-bar's accelerations
-/// are smooth between its singular positions). On a 100-link pendulum chain, 9% in all.
+/// are smooth between its singular positions). On a 100-link pendulum chain, 8% in all.
 fn extrapolated(
     now: &mut [f64],
     (h, last_h): (f64, f64),
