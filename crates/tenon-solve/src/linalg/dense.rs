@@ -271,12 +271,16 @@ impl Cholesky {
                 .sum();
             x[i] = (x[i] - s) / l[i * n + i];
         }
+        // L^T x = y by rows of L: once x_i is known, row i's entries left of the
+        // diagonal (column i of L^T, contiguous) are taken off the unknowns before it.
         for i in (0..n.min(x.len())).rev() {
-            let mut s = x[i];
-            for k in i + 1..n {
-                s -= l[k * n + i] * x[k];
+            let xi = x[i] / l[i * n + i];
+            x[i] = xi;
+            if xi != 0.0 {
+                for (xk, &lik) in x[..i].iter_mut().zip(&l[i * n..i * n + i]) {
+                    *xk -= lik * xi;
+                }
             }
-            x[i] = s / l[i * n + i];
         }
     }
 }
