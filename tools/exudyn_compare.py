@@ -4,6 +4,12 @@ Needs exudyn (`pip install exudyn` in a venv) and a release build of the `tenon`
 command (`cargo build --release -p tenon-cli`). Usage:
 
     python tools/exudyn_compare.py [path/to/tenon]
+    python tools/exudyn_compare.py --instructions [path/to/tenon]
+
+The second form counts instructions instead of timing (valgrind's callgrind; a noisy
+machine does not move them): each program runs the problem to its end and for one step,
+and the difference is what the steps cost (Exudyn: its solve in-process; Tenon: the
+whole process, so its CSV output of the frames counts against it).
 
 Problems (both index-3 generalized-alpha, spectral radius 0.9, fixed step, 2D bodies in
 Exudyn, revolutes in 3D in Tenon):
@@ -35,7 +41,9 @@ import dynamics_models  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-TENON = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "release", "tenon")
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+TENON = ARGS[0] if ARGS and "--exudyn-only" not in sys.argv else os.path.join(
+    ROOT, "target", "release", "tenon")
 G = 9.81
 
 
@@ -173,5 +181,47 @@ def main():
           f"ratio {ex_t/te_t:.2f}  (reference: tenon at h = 1e-4)")
 
 
+def callgrind(command):
+    """Instructions executed by `command` (a list), counted by callgrind."""
+    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+                       + command, capture_output=True, text=True)
+    for line in r.stderr.splitlines():
+        if "refs:" in line:
+            return int(line.split("refs:")[1].strip().replace(",", ""))
+    raise SystemExit(f"callgrind failed on {command}: {r.stderr[-500:]}")
+
+
+def instructions():
+    tmp = tempfile.mkdtemp()
+    chain = os.path.join(tmp, "chain.json")
+    json.dump(dynamics_models.chain(100), open(chain, "w"))
+    problems = [
+        ("a02", os.path.join(ROOT, "fixtures", "dynamics", "four-bar-a02.json"), 10.0),
+        ("chain", chain, 1.0),
+    ]
+    h = 1e-3
+    for name, path, end in problems:
+        ex = [callgrind([sys.executable, __file__, "--exudyn-only", name, str(e)])
+              for e in (end, h)]
+        te = [callgrind([TENON, "simulate", path, "--end", str(e), "--step", str(h),
+                         "-o", os.path.join(tmp, "out.csv")]) for e in (end, h)]
+        ex_steps, te_steps = ex[0] - ex[1], te[0] - te[1]
+        print(f"{name}, {end} s at h = {h}: exudyn {ex_steps / 1e6:.0f} M instructions, "
+              f"tenon {te_steps / 1e6:.0f} M (whole process {te[0] / 1e6:.0f} M); "
+              f"ratio {ex_steps / te_steps:.2f}")
+
+
+def exudyn_only(name, end):
+    if name == "a02":
+        exudyn_run(four_bar, end, 1e-3)
+    else:
+        exudyn_run(chain_builder(100), end, 1e-3, sparse=True)
+
+
 if __name__ == "__main__":
-    main()
+    if "--exudyn-only" in sys.argv:
+        exudyn_only(ARGS[0], float(ARGS[1]))
+    elif "--instructions" in sys.argv:
+        instructions()
+    else:
+        main()
