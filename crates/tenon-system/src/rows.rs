@@ -29,8 +29,6 @@ struct Piece {
     positions: Vec<u32>,
     /// Per local tangent column, its global one.
     columns: Vec<u32>,
-    /// Whether `positions` and `columns` are both `0, 1, 2, ...`.
-    identity: bool,
     local: Vec<f64>,
     out: ClusterOutput,
 }
@@ -79,17 +77,13 @@ impl System {
             if local_rows.is_empty() {
                 continue;
             }
-            let columns: Vec<u32> = (0..cluster.tangent_dimension())
-                .map(|c| cluster.global_column(c) as u32)
-                .collect();
-            let counting = |list: &[u32]| list.iter().enumerate().all(|(k, &x)| x as usize == k);
-            let identity = counting(&positions) && counting(&columns);
             pieces.push(Piece {
                 cluster: index,
                 local_rows,
                 positions,
-                columns,
-                identity,
+                columns: (0..cluster.tangent_dimension())
+                    .map(|c| cluster.global_column(c) as u32)
+                    .collect(),
                 local: Vec::with_capacity(cluster.state_len()),
                 out: cluster.output(),
             });
@@ -128,24 +122,21 @@ impl RowEvaluator {
             cluster.gather_into(state, &mut piece.local);
             cluster.evaluate(scratch, &piece.local, params, &mut piece.out)?;
             piece.copy_residuals(&mut self.residuals);
-            // Straight into the rows' places and the global columns (as they come where
-            // both are the cluster's own: a one-cluster system evaluated whole).
+            // Straight into the rows' places and the global columns.
             let entries = &mut self.jacobian.entries;
             let (positions, columns) = (&piece.positions, &piece.columns);
-            let rows = &piece.local_rows;
-            if piece.identity {
-                cluster.tangent_jacobian_with(&piece.local, &piece.out, rows, |i, c, v| {
-                    entries.push((i, c, v));
-                });
-            } else {
-                cluster.tangent_jacobian_with(&piece.local, &piece.out, rows, |i, c, v| {
+            cluster.tangent_jacobian_with(
+                &piece.local,
+                &piece.out,
+                &piece.local_rows,
+                |i, c, v| {
                     if let (Some(&p), Some(&c)) =
                         (positions.get(i as usize), columns.get(c as usize))
                     {
                         entries.push((p, c, v));
                     }
-                });
-            }
+                },
+            );
         }
         Ok(())
     }
