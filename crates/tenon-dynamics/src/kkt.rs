@@ -20,10 +20,11 @@
 //! iteration cannot push the multipliers along the Jacobian's near-null directions
 //! (where a tiny force error is a huge multiplier, and the iteration cycles).
 //!
-//! Dense LU with partial pivoting (`tenon_solve::DenseLu`) up to [`DENSE_KKT`]; above, a sparse `L D
-//! L^T` of the quasi-definite matrix (the mass block lifted by [`STATIC`] of its scale,
-//! pivots held to their signs; faer through `tenon_solve::SparseLdlt`, AMD ordering, its
-//! symbolic analysis kept between factorizations). Sparse LU with partial pivoting
+//! Dense LU with partial pivoting (`tenon_solve::DenseLu`, which lists the factors'
+//! nonzeros for its solves) up to [`DENSE_KKT`]; above, a sparse `L D L^T` of the
+//! quasi-definite matrix (the mass block lifted by [`STATIC`] of its scale, pivots held
+//! to their signs; faer through `tenon_solve::SparseLdlt`, AMD ordering, its assembly
+//! and symbolic analysis kept between factorizations). Sparse LU with partial pivoting
 //! (COLAMD) was used first: on a 10,000-link chain its fill made a step cost a second.
 
 use tenon_system::TangentJacobian;
