@@ -127,7 +127,8 @@ fn extrapolated(
 pub(crate) enum Predictor {
     /// The last step's acceleration and multipliers.
     Held,
-    /// Both extrapolated from the last two steps where that is safe.
+    /// Both extrapolated through the last steps where that is safe (see
+    /// `extrapolated`).
     Extrapolated,
 }
 
