@@ -302,13 +302,7 @@ impl SparseNormal {
     }
 
     fn same_pattern(&self, jac: &TangentJacobian) -> bool {
-        self.n_symbolic.is_some()
-            && self.key.len() == jac.entries.len()
-            && self
-                .key
-                .iter()
-                .zip(&jac.entries)
-                .all(|(&(r, c), &(r2, c2, _))| r == r2 && c == c2)
+        self.n_symbolic.is_some() && same_positions(&self.key, &jac.entries)
     }
 
     fn fill(&mut self, jac: &TangentJacobian, col_of: &[usize], weight: &[f64]) {
@@ -486,6 +480,16 @@ impl SparseNormal {
             "normal equations could not be factored".into(),
         ))
     }
+}
+
+/// Whether `entries` list the positions `key` lists, in the same order (a pattern made
+/// for `key` then holds for their values).
+pub(crate) fn same_positions(key: &[(u32, u32)], entries: &[(u32, u32, f64)]) -> bool {
+    key.len() == entries.len()
+        && key
+            .iter()
+            .zip(entries)
+            .all(|(&(r, c), &(er, ec, _))| r == er && c == ec)
 }
 
 /// Whether every number is finite: a matrix with an infinity or a NaN is never handed
@@ -672,13 +676,7 @@ impl Assembly {
     }
 
     fn fits(&self, n: usize, entries: &[(u32, u32, f64)]) -> bool {
-        self.n == n
-            && self.key.len() == entries.len()
-            && self
-                .key
-                .iter()
-                .zip(entries)
-                .all(|(&(r, c), &(er, ec, _))| r == er && c == ec)
+        self.n == n && same_positions(&self.key, entries)
     }
 }
 

@@ -61,13 +61,7 @@ impl DenseStep {
     /// Jacobian's positions or the column map change, and reused while they hold.
     pub(crate) fn fill(&mut self, jac: &TangentJacobian, col_of: &[usize], weight: &[f64]) {
         let (rows, cols) = (self.rows, self.cols);
-        let same = self.key.len() == jac.entries.len()
-            && self.key_columns == col_of
-            && self
-                .key
-                .iter()
-                .zip(&jac.entries)
-                .all(|(&(r, c), &(er, ec, _))| r == er && c == ec);
+        let same = self.key_columns == col_of && super::same_positions(&self.key, &jac.entries);
         if !same {
             self.list_rows(jac, col_of);
         }
