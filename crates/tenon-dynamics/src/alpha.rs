@@ -25,8 +25,7 @@
 //! (modified Newton: the residuals are exact, so the answer is too).
 
 use crate::error::DynamicsError;
-use crate::run::{add_transposed, largest, mass_times, Inputs, Run, Step};
-use crate::start::{pick, spread};
+use crate::run::{add_transposed, largest, mass_times_into, Inputs, Run, Step, StepBuffers};
 
 /// The scheme's coefficients.
 #[derive(Debug, Clone, Copy)]
@@ -64,23 +63,37 @@ impl Coefficients {
     fn rates(
         &self,
         h: f64,
-        (v, abar, a): (&[f64], &[f64], &[f64]),
+        start: (&[f64], &[f64], &[f64]),
         next: &[f64],
     ) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+        let mut out = (Vec::new(), Vec::new(), Vec::new());
+        self.rates_into(h, start, next, (&mut out.0, &mut out.1, &mut out.2));
+        out
+    }
+
+    /// [`Coefficients::rates`] written into `(increment, velocity, acceleration)`.
+    fn rates_into(
+        &self,
+        h: f64,
+        (v, abar, a): (&[f64], &[f64], &[f64]),
+        next: &[f64],
+        (increment, velocity, acceleration): (&mut Vec<f64>, &mut Vec<f64>, &mut Vec<f64>),
+    ) {
         let c = self;
-        let increment = (0..next.len())
-            .map(|k| h * v[k] + h * h * ((0.5 - c.beta) * abar[k] + c.beta * next[k]))
-            .collect();
-        let velocity = (0..next.len())
-            .map(|k| v[k] + h * ((1.0 - c.gamma) * abar[k] + c.gamma * next[k]))
-            .collect();
-        let acceleration = (0..next.len())
-            .map(|k| {
-                ((1.0 - c.alpha_m) * next[k] + c.alpha_m * abar[k] - c.alpha_f * a[k])
-                    / (1.0 - c.alpha_f)
-            })
-            .collect();
-        (increment, velocity, acceleration)
+        increment.clear();
+        increment.extend(
+            (0..next.len())
+                .map(|k| h * v[k] + h * h * ((0.5 - c.beta) * abar[k] + c.beta * next[k])),
+        );
+        velocity.clear();
+        velocity.extend(
+            (0..next.len()).map(|k| v[k] + h * ((1.0 - c.gamma) * abar[k] + c.gamma * next[k])),
+        );
+        acceleration.clear();
+        acceleration.extend((0..next.len()).map(|k| {
+            ((1.0 - c.alpha_m) * next[k] + c.alpha_m * abar[k] - c.alpha_f * a[k])
+                / (1.0 - c.alpha_f)
+        }));
     }
 }
 
@@ -185,6 +198,20 @@ impl Run {
         target: f64,
         predictor: Predictor,
     ) -> Result<bool, DynamicsError> {
+        let mut buffers = std::mem::take(&mut self.buffers);
+        let done = self.alpha_step_with(inputs, target, predictor, &mut buffers);
+        self.buffers = buffers;
+        done
+    }
+
+    /// [`Run::alpha_step`] with the iteration's work vectors `b`.
+    fn alpha_step_with(
+        &mut self,
+        inputs: Inputs<'_>,
+        target: f64,
+        predictor: Predictor,
+        b: &mut StepBuffers,
+    ) -> Result<bool, DynamicsError> {
         let problem = inputs.problem;
         let n = self.velocity.len();
         let h = target - self.time;
@@ -240,12 +267,14 @@ impl Run {
         let mut moved_since_jacobian = f64::INFINITY;
         for _ in 0..self.settings.max_iterations {
             // The pose, velocity and acceleration of this iterate.
-            let (increment, velocity, accel) = c.rates(
+            c.rates_into(
                 h,
                 (&self.velocity, &self.pseudo, &self.acceleration),
                 &pseudo,
+                (&mut b.increment, &mut b.velocity, &mut b.acceleration),
             );
-            self.moved(inputs, &increment, target, (&mut state, &mut params))?;
+            let (velocity, accel) = (&b.velocity, &b.acceleration);
+            self.moved(inputs, &b.increment, target, (&mut state, &mut params))?;
             // Once the corrections have moved the pose by less than JACOBIAN_KEPT of
             // its extent since the Jacobian was evaluated, the residuals alone are
             // evaluated and `J^T lambda` uses that Jacobian: the force error that leaves
@@ -275,14 +304,16 @@ impl Run {
             } else {
                 residuals.into()
             };
-            let placed = inputs.dynamics.placed(&state);
+            inputs.dynamics.placed_into(&state, &mut b.placed);
+            let placed = &b.placed;
             // r = M a - f + J^T lambda.
-            let (f, _) = Run::forces(inputs, &placed, &state, &velocity, n);
-            let mut r = mass_times(&placed, &accel);
-            for (x, fx) in r.iter_mut().zip(&f) {
+            Run::forces_into(inputs, placed, (&state, velocity), n, &mut b.forces);
+            let r = &mut b.residual;
+            mass_times_into(placed, accel, r);
+            for (x, fx) in r.iter_mut().zip(&b.forces) {
                 *x -= fx;
             }
-            add_transposed(jac, &lambda, &mut r);
+            add_transposed(jac, &lambda, r);
             if !r.iter().chain(residuals.iter()).all(|x| x.is_finite()) {
                 return Ok(false);
             }
@@ -294,12 +325,12 @@ impl Run {
                 let mut springs = Vec::new();
                 inputs.dynamics.spring_tangent(
                     &state,
-                    &velocity,
+                    velocity,
                     (1.0 / beta_prime, c.gamma / (h * c.beta * beta_prime)),
                     &mut springs,
                 );
                 self.kkt_valid = self.kkt.factor(
-                    (&placed, &springs),
+                    (placed, &springs),
                     n,
                     jac,
                     (&self.active, &self.weights, &soft_terms),
@@ -311,19 +342,25 @@ impl Run {
                     return Ok(false);
                 }
             }
-            let kkt = &self.kkt;
-            let top: Vec<f64> = r.iter().map(|x| -x).collect();
-            let bottom: Vec<f64> = pick(&residuals, &self.active)
-                .iter()
-                .map(|x| -beta_prime * x)
-                .collect();
-            let Some((y, dl)) = kkt.solve(&top, &bottom) else {
+            b.top.clear();
+            b.top.extend(b.residual.iter().map(|x| -x));
+            b.bottom.clear();
+            b.bottom.extend(
+                self.active
+                    .iter()
+                    .map(|&k| -beta_prime * residuals.get(k).copied().unwrap_or(0.0)),
+            );
+            if !self
+                .kkt
+                .solve_into(&b.top, &b.bottom, &mut b.rhs, (&mut b.x, &mut b.y))
+            {
                 if fresh {
                     return Ok(false);
                 }
                 self.kkt_valid = false;
                 continue;
-            };
+            }
+            let (y, dl) = (&b.x, &b.y);
             // The correction in acceleration units (y = beta' dx), weighed against the
             // accelerations' own scale: a position tolerance alone would let the
             // accelerations carry beta' times it, which grows as 1 / h^2.
@@ -337,15 +374,14 @@ impl Run {
                 .zip(&self.weights)
                 .map(|(a, w)| (a * w).abs())
                 .fold(inputs.dynamics.gravity_scale(), f64::max);
-            for (p, d) in pseudo.iter_mut().zip(&y) {
+            for (p, d) in pseudo.iter_mut().zip(y) {
                 *p += d / beta_prime / (h * h * c.beta);
             }
             moved_since_jacobian += correction / beta_prime;
-            for (l, d) in lambda
-                .iter_mut()
-                .zip(spread(&dl, &self.active, self.rows.len()))
-            {
-                *l += d;
+            for (&k, d) in self.active.iter().zip(dl) {
+                if let Some(l) = lambda.get_mut(k) {
+                    *l += d;
+                }
             }
             let held = largest(&residuals);
             // Below the rounding of the positions (which the constraint rows multiply by

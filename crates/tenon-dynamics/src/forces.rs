@@ -251,12 +251,21 @@ impl Dynamics {
 
     /// Placed bodies at a state.
     pub(crate) fn placed(&self, state: &[f64]) -> Vec<Placed> {
+        let mut out = Vec::new();
+        self.placed_into(state, &mut out);
+        out
+    }
+
+    /// [`Dynamics::placed`] written into `out`.
+    pub(crate) fn placed_into(&self, state: &[f64], out: &mut Vec<Placed>) {
         let zero = [0.0; 6];
-        self.bodies
-            .iter()
-            .enumerate()
-            .map(|(k, b)| b.at(&kinematic(state, &zero, k).rotation))
-            .collect()
+        out.clear();
+        out.extend(
+            self.bodies
+                .iter()
+                .enumerate()
+                .map(|(k, b)| b.at(&kinematic(state, &zero, k).rotation)),
+        );
     }
 
     /// A spring end's world point and velocity.

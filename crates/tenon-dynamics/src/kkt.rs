@@ -186,29 +186,48 @@ impl Kkt {
     /// Solves for `(x, y)` given `(f, b)` (`b` and `y` over the rows given; rows left out
     /// of the factorization get `y = 0`); `None` if the result is not finite.
     pub(crate) fn solve(&self, f: &[f64], b: &[f64]) -> Option<(Vec<f64>, Vec<f64>)> {
+        let (mut rhs, mut x, mut y) = (Vec::new(), Vec::new(), Vec::new());
+        self.solve_into(f, b, &mut rhs, (&mut x, &mut y))
+            .then_some((x, y))
+    }
+
+    /// [`Kkt::solve`] into `(x, y)` with `rhs` as the work vector (all three resized);
+    /// `false` if the result is not finite.
+    pub(crate) fn solve_into(
+        &self,
+        f: &[f64],
+        b: &[f64],
+        rhs: &mut Vec<f64>,
+        (x, y): (&mut Vec<f64>, &mut Vec<f64>),
+    ) -> bool {
         let size = self.n + self.m;
-        let mut rhs = vec![0.0; size];
-        for (slot, &x) in rhs.iter_mut().zip(f.iter().take(self.n)) {
-            *slot = x;
-        }
-        for (k, &g) in self.kept.iter().enumerate() {
-            rhs[self.n + k] = b.get(g).copied().unwrap_or(0.0);
-        }
+        // Written entry by entry (no zeroing first).
+        rhs.clear();
+        rhs.extend(f.iter().take(self.n));
+        rhs.extend(std::iter::repeat_n(0.0, self.n - rhs.len()));
+        rhs.extend(
+            self.kept
+                .iter()
+                .map(|&g| b.get(g).copied().unwrap_or(0.0)),
+        );
+        debug_assert_eq!(rhs.len(), size);
         if self.dense_ready {
-            if !self.dense.solve_in_place(&mut rhs) {
-                return None;
+            if !self.dense.solve_in_place(rhs) {
+                return false;
             }
-        } else if !(self.sparse_ready && self.sparse.solve_in_place(&mut rhs)) {
-            return None;
+        } else if !(self.sparse_ready && self.sparse.solve_in_place(rhs)) {
+            return false;
         }
-        if !rhs.iter().all(|x| x.is_finite()) {
-            return None;
+        if !rhs.iter().all(|v| v.is_finite()) {
+            return false;
         }
-        let x = rhs[..self.n].to_vec();
-        let mut y = vec![0.0; self.given];
+        x.clear();
+        x.extend_from_slice(&rhs[..self.n]);
+        y.clear();
+        y.resize(self.given, 0.0);
         for (k, &g) in self.kept.iter().enumerate() {
             y[g] = rhs[self.n + k];
         }
-        Some((x, y))
+        true
     }
 }

@@ -191,6 +191,29 @@ pub struct Run {
     /// Newton iterations and factorizations so far.
     pub(crate) iterations: u64,
     pub(crate) factorizations: u64,
+    /// Work vectors of a step's Newton iteration, kept between steps.
+    pub(crate) buffers: StepBuffers,
+}
+
+/// The vectors a step's Newton iteration writes at each iterate (kept in the run, so an
+/// iteration allocates nothing).
+#[derive(Debug, Default)]
+pub(crate) struct StepBuffers {
+    /// The iterate's position increment, velocity and acceleration.
+    pub(crate) increment: Vec<f64>,
+    pub(crate) velocity: Vec<f64>,
+    pub(crate) acceleration: Vec<f64>,
+    /// The bodies placed at the iterate.
+    pub(crate) placed: Vec<crate::bodies::Placed>,
+    /// Applied forces, then the residual of the equations of motion.
+    pub(crate) forces: Vec<f64>,
+    pub(crate) residual: Vec<f64>,
+    /// The KKT solve's right-hand sides, work vector and solution.
+    pub(crate) top: Vec<f64>,
+    pub(crate) bottom: Vec<f64>,
+    pub(crate) rhs: Vec<f64>,
+    pub(crate) x: Vec<f64>,
+    pub(crate) y: Vec<f64>,
 }
 
 /// Everything a step reads.
@@ -301,6 +324,7 @@ impl Run {
             power: 0.0,
             iterations: 0,
             factorizations: 0,
+            buffers: StepBuffers::default(),
         };
         run.multipliers = vec![0.0; run.rows.len()];
         run.soft = run
@@ -430,8 +454,22 @@ impl Run {
         velocity: &[f64],
         dimension: usize,
     ) -> (Vec<f64>, f64) {
-        let mut f = vec![0.0; dimension];
-        let power = inputs.dynamics.applied(placed, state, velocity, &mut f);
+        let mut f = Vec::new();
+        let power = Run::forces_into(inputs, placed, (state, velocity), dimension, &mut f);
+        (f, power)
+    }
+
+    /// [`Run::forces`] written into `f` (resized to `dimension`); returns the power.
+    pub(crate) fn forces_into(
+        inputs: Inputs<'_>,
+        placed: &[crate::bodies::Placed],
+        (state, velocity): (&[f64], &[f64]),
+        dimension: usize,
+        f: &mut Vec<f64>,
+    ) -> f64 {
+        f.clear();
+        f.resize(dimension, 0.0);
+        let power = inputs.dynamics.applied(placed, state, velocity, f);
         for (k, p) in placed.iter().enumerate() {
             let m = crate::forces::kinematic(state, velocity, k);
             let h = p.inertial_terms(&m.omega);
@@ -441,7 +479,7 @@ impl Run {
                 }
             }
         }
-        (f, power)
+        power
     }
 
     /// Writes into `(state, params)` the pose reached from the current one by the tangent
@@ -589,15 +627,20 @@ pub(crate) fn times(jac: &TangentJacobian, x: &[f64]) -> Vec<f64> {
 
 /// The mass matrix times `x` (block by block).
 pub(crate) fn mass_times(placed: &[crate::bodies::Placed], x: &[f64]) -> Vec<f64> {
-    let mut out = vec![0.0; x.len()];
-    for (p, (x, out)) in placed
-        .iter()
-        .zip(x.chunks_exact(6).zip(out.chunks_exact_mut(6)))
-    {
-        let product = p.mass_times(&Vector6::from_column_slice(x));
-        out.copy_from_slice(product.as_slice());
-    }
+    let mut out = Vec::new();
+    mass_times_into(placed, x, &mut out);
     out
+}
+
+/// [`mass_times`] written into `out` (resized to `x`'s length).
+pub(crate) fn mass_times_into(placed: &[crate::bodies::Placed], x: &[f64], out: &mut Vec<f64>) {
+    // Written block by block (no zeroing first); columns past the bodies' are zero.
+    out.clear();
+    for (p, x) in placed.iter().zip(x.chunks_exact(6)) {
+        let product = p.mass_times(&Vector6::from_column_slice(x));
+        out.extend_from_slice(product.as_slice());
+    }
+    out.resize(x.len(), 0.0);
 }
 
 /// Largest absolute value.
