@@ -205,11 +205,7 @@ impl Kkt {
         rhs.clear();
         rhs.extend(f.iter().take(self.n));
         rhs.extend(std::iter::repeat_n(0.0, self.n - rhs.len()));
-        rhs.extend(
-            self.kept
-                .iter()
-                .map(|&g| b.get(g).copied().unwrap_or(0.0)),
-        );
+        rhs.extend(self.kept.iter().map(|&g| b.get(g).copied().unwrap_or(0.0)));
         debug_assert_eq!(rhs.len(), size);
         if self.dense_ready {
             if !self.dense.solve_in_place(rhs) {

@@ -19,10 +19,13 @@
 //!   factored densely and solved in order, where the blocks are small.
 //! - Small square systems factored once and solved several times (`lu`, [`DenseLu`]: a
 //!   dynamics step's KKT matrix).
+//! - Large symmetric quasi-definite systems (`ldlt`, [`SparseLdlt`]: a dynamics step's
+//!   KKT matrix above the dense size), assembled in the ordering's positions.
 //!
 //! Architecture invariant: faer appears in this module only.
 
 mod dense;
+mod ldlt;
 mod lu;
 mod triangular;
 
@@ -32,6 +35,7 @@ use faer::linalg::solvers::Solve;
 use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
 use faer::{Mat, Side};
+pub use ldlt::SparseLdlt;
 pub use lu::DenseLu;
 use nalgebra::{DMatrix, DVector};
 use tenon_system::TangentJacobian;
@@ -605,268 +609,6 @@ impl SquareLu {
     }
 }
 
-/// A symmetric quasi-definite matrix (a KKT matrix `[M J^T; J -e]`) factored as `L D
-/// L^T` (faer's sparse Cholesky machinery: AMD ordering, its symbolic analysis kept while
-/// the pattern holds) with each pivot held to its expected sign (`+` for the first
-/// block, `-` for the second): a pivot of the wrong sign or smaller than `epsilon` is
-/// replaced by `delta` with that sign. No pivoting, so the fill stays that of the
-/// ordering (a chain's is linear); the regularised pivots perturb the matrix a little,
-/// which a Newton iteration on exact residuals, or a refined solve, absorbs.
-#[derive(Debug, Default)]
-pub struct SparseLdlt {
-    /// The upper triangle's pattern in compressed columns, and where each entry given
-    /// to [`factor`](Self::factor) adds into its values, for the list of positions it
-    /// was made from (`key`); remade when the positions change.
-    assembly: Option<Assembly>,
-    symbolic: Option<faer::sparse::linalg::cholesky::SymbolicCholesky<usize>>,
-    /// The matrix's values (upper triangle, compressed columns).
-    matrix: Vec<f64>,
-    values: Vec<f64>,
-    n: usize,
-    ready: bool,
-}
-
-/// A list of `(row, column)` positions assembled into compressed columns.
-#[derive(Debug)]
-struct Assembly {
-    n: usize,
-    key: Vec<(u32, u32)>,
-    /// Per position of `key`: its slot in the values, or `u32::MAX` (below the
-    /// diagonal: not read).
-    slot: Vec<u32>,
-    col_ptr: Vec<usize>,
-    row_idx: Vec<usize>,
-}
-
-impl Assembly {
-    fn new(n: usize, entries: &[(u32, u32, f64)]) -> Option<Assembly> {
-        let key: Vec<(u32, u32)> = entries.iter().map(|&(r, c, _)| (r, c)).collect();
-        if key.iter().any(|&(r, c)| r as usize >= n || c as usize >= n) {
-            return None;
-        }
-        let mut upper: Vec<(u32, u32, u32)> = key
-            .iter()
-            .enumerate()
-            .filter(|(_, &(r, c))| r <= c)
-            .map(|(k, &(r, c))| (c, r, k as u32))
-            .collect();
-        upper.sort_unstable();
-        let mut slot = vec![u32::MAX; key.len()];
-        let mut col_ptr = vec![0usize; n + 1];
-        let mut row_idx = Vec::with_capacity(upper.len());
-        let mut last = None;
-        for &(c, r, k) in &upper {
-            if last != Some((c, r)) {
-                row_idx.push(r as usize);
-                col_ptr[c as usize + 1] += 1;
-                last = Some((c, r));
-            }
-            slot[k as usize] = (row_idx.len() - 1) as u32;
-        }
-        for j in 0..n {
-            col_ptr[j + 1] += col_ptr[j];
-        }
-        Some(Assembly {
-            n,
-            key,
-            slot,
-            col_ptr,
-            row_idx,
-        })
-    }
-
-    fn fits(&self, n: usize, entries: &[(u32, u32, f64)]) -> bool {
-        self.n == n && same_positions(&self.key, entries)
-    }
-}
-
-impl SparseLdlt {
-    /// Nothing factored yet.
-    pub fn new() -> SparseLdlt {
-        SparseLdlt::default()
-    }
-
-    /// Factors the symmetric `n x n` matrix of `entries` (`(row, column, value)`, only
-    /// those with `row <= column` are read; repeats add) with pivot signs `signs` (one
-    /// per row, `1` or `-1`) and the regularisation `(delta, epsilon)`; `false` when an
-    /// entry is not finite or the factorization fails. The assembly of the entries into
-    /// compressed columns and the symbolic analysis are kept while the entries'
-    /// positions are the same list.
-    pub fn factor(
-        &mut self,
-        n: usize,
-        entries: &[(u32, u32, f64)],
-        signs: &[i8],
-        (delta, epsilon): (f64, f64),
-    ) -> bool {
-        use faer::dyn_stack::{MemBuffer, MemStack};
-        use faer::linalg::cholesky::ldlt::factor::LdltRegularization;
-        use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, SymmetricOrdering};
-        use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-        use faer::{Par, Side};
-        self.ready = false;
-        if signs.len() != n || !all_finite(entries.iter().map(|e| &e.2)) {
-            return false;
-        }
-        if !self.assembly.as_ref().is_some_and(|a| a.fits(n, entries)) {
-            let Some(assembly) = Assembly::new(n, entries) else {
-                return false;
-            };
-            let same_pattern = self.assembly.as_ref().is_some_and(|a| {
-                a.n == n && a.col_ptr == assembly.col_ptr && a.row_idx == assembly.row_idx
-            });
-            if !same_pattern {
-                self.symbolic = None;
-            }
-            self.assembly = Some(assembly);
-        }
-        let Some(assembly) = self.assembly.as_ref() else {
-            return false;
-        };
-        let pattern =
-            SymbolicSparseColMatRef::new_checked(n, n, &assembly.col_ptr, None, &assembly.row_idx);
-        if self.symbolic.is_none() {
-            let Ok(symbolic) = factorize_symbolic_cholesky(
-                pattern,
-                Side::Upper,
-                SymmetricOrdering::Amd,
-                Default::default(),
-            ) else {
-                return false;
-            };
-            self.symbolic = Some(symbolic);
-            self.n = n;
-        }
-        let Some(symbolic) = self.symbolic.as_ref() else {
-            return false;
-        };
-        self.matrix.clear();
-        self.matrix.resize(assembly.row_idx.len(), 0.0);
-        for (&slot, &(_, _, v)) in assembly.slot.iter().zip(entries) {
-            if let Some(x) = self.matrix.get_mut(slot as usize) {
-                *x += v;
-            }
-        }
-        let a = SparseColMatRef::new(pattern, &self.matrix);
-        self.values.clear();
-        self.values.resize(symbolic.len_val(), 0.0);
-        let Ok(mut buffer) = MemBuffer::try_new(
-            symbolic.factorize_numeric_ldlt_scratch::<f64>(Par::Seq, Default::default()),
-        ) else {
-            return false;
-        };
-        let regularization = LdltRegularization {
-            dynamic_regularization_signs: Some(signs),
-            dynamic_regularization_delta: delta,
-            dynamic_regularization_epsilon: epsilon,
-        };
-        let factored = symbolic.factorize_numeric_ldlt(
-            &mut self.values,
-            a,
-            Side::Upper,
-            regularization,
-            Par::Seq,
-            MemStack::new(&mut buffer),
-            Default::default(),
-        );
-        self.ready = factored.is_ok();
-        self.ready
-    }
-
-    /// Solves `A x = b` in place with the last factorization; `false` if there is none
-    /// or the result is not finite.
-    pub fn solve_in_place(&self, b: &mut [f64]) -> bool {
-        use faer::dyn_stack::{MemBuffer, MemStack};
-        use faer::sparse::linalg::cholesky::{LdltRef, SymbolicCholeskyRaw};
-        use faer::{Conj, Par};
-        let (true, Some(symbolic)) = (self.ready, self.symbolic.as_ref()) else {
-            return false;
-        };
-        if b.len() != self.n {
-            return false;
-        }
-        if let SymbolicCholeskyRaw::Simplicial(factor) = symbolic.raw() {
-            let perm = symbolic.perm().map(|p| p.arrays());
-            return simplicial_ldlt_solve(
-                (factor.col_ptr(), factor.row_idx(), &self.values),
-                perm,
-                b,
-            );
-        }
-        let Ok(mut buffer) =
-            MemBuffer::try_new(symbolic.solve_in_place_scratch::<f64>(1, Par::Seq))
-        else {
-            return false;
-        };
-        let mut x = Mat::<f64>::zeros(self.n, 1);
-        for (k, &v) in b.iter().enumerate() {
-            x[(k, 0)] = v;
-        }
-        LdltRef::new(symbolic, &self.values).solve_in_place_with_conj(
-            Conj::No,
-            x.as_mut(),
-            Par::Seq,
-            MemStack::new(&mut buffer),
-        );
-        for (k, slot) in b.iter_mut().enumerate() {
-            *slot = x[(k, 0)];
-        }
-        all_finite(b.iter())
-    }
-}
-
-/// Solves `P^T L D L^T P x = b` in place from a simplicial factor in compressed columns
-/// (`col_ptr`, `row_idx`, `values`: each column's first entry is its diagonal, holding
-/// `D`; the others are `L`'s below it) and the permutation `(forward, inverse)` (`x`'s
-/// `i`-th permuted entry is `b[forward[i]]`); `false` if the result is not finite.
-///
-/// faer's own solve of this factor is written for many right-hand sides at once and
-/// took about 15 instructions per entry of `L` on one (a 1,100-row KKT matrix of a
-/// 100-link chain, 6,945 entries: 213,000 instructions a solve); this loop takes about
-/// five.
-fn simplicial_ldlt_solve(
-    (col_ptr, row_idx, values): (&[usize], &[usize], &[f64]),
-    perm: Option<(&[usize], &[usize])>,
-    b: &mut [f64],
-) -> bool {
-    let n = b.len();
-    if col_ptr.len() != n + 1 {
-        return false;
-    }
-    let mut x: Vec<f64> = match perm {
-        Some((forward, _)) => forward.iter().map(|&i| b[i]).collect(),
-        None => b.to_vec(),
-    };
-    // L y = x, column by column.
-    for j in 0..n {
-        let (start, end) = (col_ptr[j], col_ptr[j + 1]);
-        let xj = x[j];
-        if xj != 0.0 {
-            for (&i, &l) in row_idx[start + 1..end].iter().zip(&values[start + 1..end]) {
-                x[i] -= l * xj;
-            }
-        }
-    }
-    // D L^T z = y, from the last column.
-    for j in (0..n).rev() {
-        let (start, end) = (col_ptr[j], col_ptr[j + 1]);
-        let mut s = 0.0;
-        for (&i, &l) in row_idx[start + 1..end].iter().zip(&values[start + 1..end]) {
-            s += l * x[i];
-        }
-        x[j] = x[j] / values[start] - s;
-    }
-    match perm {
-        Some((_, inverse)) => {
-            for (slot, &k) in b.iter_mut().zip(inverse) {
-                *slot = x[k];
-            }
-        }
-        None => b.copy_from_slice(&x),
-    }
-    all_finite(b.iter())
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -948,50 +690,5 @@ mod tests {
             r[row as usize] -= v * x[col as usize];
         }
         assert!(r.iter().all(|v| v.abs() < 1e-12), "{r:?}");
-    }
-
-    /// A KKT matrix with a massless direction its constraint holds: the sign-held
-    /// `L D L^T` of the lifted matrix solves it to about the lift, and refinement against
-    /// the exact matrix to rounding.
-    #[test]
-    fn sparse_ldlt_solves_a_quasi_definite_kkt_matrix() {
-        // [[2, 0, 1], [0, 0, 1], [1, 1, 0]] (second mass entry zero), lifted by 1e-8.
-        let exact = [
-            (0u32, 0u32, 2.0),
-            (0, 2, 1.0),
-            (2, 0, 1.0),
-            (1, 2, 1.0),
-            (2, 1, 1.0),
-        ];
-        let mut lifted = exact.to_vec();
-        lifted.push((0, 0, 2e-8));
-        lifted.push((1, 1, 2e-8));
-        lifted.push((2, 2, -1e-10));
-        let mut ldlt = SparseLdlt::new();
-        assert!(ldlt.factor(3, &lifted, &[1, 1, -1], (2e-8, 2e-14)));
-        let x = [0.3, -1.2, 2.5];
-        let product = |v: &[f64]| {
-            let mut out = [0.0; 3];
-            for &(r, c, a) in &exact {
-                out[r as usize] += a * v[c as usize];
-            }
-            out
-        };
-        let b = product(&x);
-        let mut y = b.to_vec();
-        assert!(ldlt.solve_in_place(&mut y));
-        for _ in 0..3 {
-            let r = product(&y);
-            let mut d: Vec<f64> = b.iter().zip(&r).map(|(p, q)| p - q).collect();
-            assert!(ldlt.solve_in_place(&mut d));
-            for (a, e) in y.iter_mut().zip(&d) {
-                *a += e;
-            }
-        }
-        for k in 0..3 {
-            assert!((y[k] - x[k]).abs() < 1e-12, "{y:?}");
-        }
-        // The symbolic analysis is kept for the same pattern.
-        assert!(ldlt.factor(3, &lifted, &[1, 1, -1], (2e-8, 2e-14)));
     }
 }
