@@ -25,7 +25,7 @@
 //! (modified Newton: the residuals are exact, so the answer is too).
 
 use crate::error::DynamicsError;
-use crate::run::{add_transposed, largest, mass_times_into, Inputs, Run, Step, StepBuffers};
+use crate::run::{largest, mass_times_into, Inputs, Run, Step, StepBuffers};
 
 /// The scheme's coefficients.
 #[derive(Debug, Clone, Copy)]
@@ -287,23 +287,31 @@ impl Run {
                     &params,
                 )?;
             } else {
-                self.evaluator
-                    .evaluate(problem.compiled, &mut self.scratch, &state, &params)?;
+                // The Jacobian itself is formed only for a factorization; `J^T lambda`
+                // reads the tapes' partial derivatives.
+                self.evaluator.evaluate_unfolded(
+                    problem.compiled,
+                    &mut self.scratch,
+                    &state,
+                    &params,
+                )?;
                 moved_since_jacobian = 0.0;
             }
-            let (residuals, jac) = (self.evaluator.residuals(), self.evaluator.jacobian());
             // The equations as held: `C - a lambda` (just `C` on rigid rows).
-            let residuals: std::borrow::Cow<'_, [f64]> = if compliant {
-                residuals
-                    .iter()
-                    .zip(&self.soft)
-                    .zip(&lambda)
-                    .map(|((c, a), l)| c - a * l)
-                    .collect::<Vec<f64>>()
-                    .into()
+            b.held.clear();
+            if compliant {
+                b.held.extend(
+                    self.evaluator
+                        .residuals()
+                        .iter()
+                        .zip(&self.soft)
+                        .zip(&lambda)
+                        .map(|((c, a), l)| c - a * l),
+                );
             } else {
-                residuals.into()
-            };
+                b.held.extend_from_slice(self.evaluator.residuals());
+            }
+            let residuals = &b.held;
             inputs.dynamics.placed_into(&state, &mut b.placed);
             let placed = &b.placed;
             // r = M a - f + J^T lambda.
@@ -313,7 +321,7 @@ impl Run {
             for (x, fx) in r.iter_mut().zip(&b.forces) {
                 *x -= fx;
             }
-            add_transposed(jac, &lambda, r);
+            self.evaluator.add_transposed(problem.compiled, &lambda, r);
             if !r.iter().chain(residuals.iter()).all(|x| x.is_finite()) {
                 return Ok(false);
             }
@@ -329,10 +337,11 @@ impl Run {
                     (1.0 / beta_prime, c.gamma / (h * c.beta * beta_prime)),
                     &mut springs,
                 );
+                self.evaluator.fold(problem.compiled);
                 self.kkt_valid = self.kkt.factor(
                     (placed, &springs),
                     n,
-                    jac,
+                    self.evaluator.jacobian(),
                     (&self.active, &self.weights, &soft_terms),
                     self.careful > 0,
                 );
@@ -383,7 +392,7 @@ impl Run {
                     *l += d;
                 }
             }
-            let held = largest(&residuals);
+            let held = largest(residuals);
             // Below the rounding of the positions (which the constraint rows multiply by
             // beta', as 1 / h^2), a correction is noise.
             // (Accepting by the error left, estimated from the corrections' contraction

@@ -208,6 +208,8 @@ pub(crate) struct StepBuffers {
     /// Applied forces, then the residual of the equations of motion.
     pub(crate) forces: Vec<f64>,
     pub(crate) residual: Vec<f64>,
+    /// The equations' residuals as held (less the compliant rows' terms).
+    pub(crate) held: Vec<f64>,
     /// The KKT solve's right-hand sides, work vector and solution.
     pub(crate) top: Vec<f64>,
     pub(crate) bottom: Vec<f64>,

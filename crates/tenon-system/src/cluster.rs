@@ -358,6 +358,68 @@ impl ClusterTape {
         }
     }
 
+    /// `J_T^T y` over some of its equations from the last [`evaluate`](Self::evaluate)
+    /// at `local`, without forming `J_T`: `y(k)` is the value of row `k` among `rows`;
+    /// each contribution goes to `add(local tangent column, value)`. With `J_T = [J_p,
+    /// J_q G(q)]`: the translation (and extra) columns take `J_p^T y`, a part's rotation
+    /// columns `G(q)^T (J_q^T y)`, its quaternion sums kept in `sums` (one per part).
+    pub(crate) fn transposed_times_with(
+        &self,
+        local: &[f64],
+        out: &ClusterOutput,
+        (rows, y): (&[usize], impl Fn(usize) -> f64),
+        sums: &mut Vec<[f64; 4]>,
+        mut add: impl FnMut(u32, f64),
+    ) {
+        let pattern = self.tape.pattern();
+        let plan = self
+            .fold
+            .get_or_init(|| FoldPlan::new(pattern, self.parts.len()));
+        let starts = pattern.row_starts();
+        let values = out.equations.jacobian();
+        sums.clear();
+        sums.resize(self.parts.len(), [0.0; 4]);
+        for (row_out, &row) in rows.iter().enumerate() {
+            let weight = y(row_out);
+            if weight == 0.0 {
+                continue;
+            }
+            let first = starts.get(row).map_or(0, |&x| x as usize);
+            let entry = |k: u32| values.get(first + k as usize).copied().unwrap_or(0.0);
+            for op in plan.row(row) {
+                match *op {
+                    FoldOp::Copy { src, col } => add(col, weight * entry(src)),
+                    FoldOp::Rotation { part, src, ks, n } => {
+                        if let Some(sum) = sums.get_mut(part as usize) {
+                            for (i, &k) in ks.iter().enumerate().take(n as usize) {
+                                sum[k as usize & 3] += weight * entry(src + i as u32);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (part, sum) in sums.iter().enumerate() {
+            if sum.iter().all(|&v| v == 0.0) {
+                continue;
+            }
+            let base = 7 * part;
+            let Some(q) = local.get(base + 3..base + 7) else {
+                continue;
+            };
+            let g = quaternion_tangent([q[0], q[1], q[2], q[3]]);
+            let mut folded = [0.0; 3];
+            for (s, row) in sum.iter().zip(&g) {
+                for (f, gk) in folded.iter_mut().zip(row) {
+                    *f += s * gk;
+                }
+            }
+            for (c, v) in folded.into_iter().enumerate() {
+                add(6 * part as u32 + 3 + c as u32, v);
+            }
+        }
+    }
+
     /// [`tangent_jacobian_into`](Self::tangent_jacobian_into) deciding entry by entry,
     /// without the plan (the reference the plan is tested against).
     #[cfg(test)]

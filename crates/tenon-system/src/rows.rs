@@ -4,7 +4,7 @@
 //! allocates each time).
 
 use crate::build::System;
-use crate::cluster::{ClusterOutput, Scratch};
+use crate::cluster::{ClusterOutput, ClusterTape, Scratch};
 use crate::error::SystemError;
 use crate::state::Compiled;
 use crate::tangent::TangentJacobian;
@@ -16,6 +16,9 @@ pub struct RowEvaluator {
     pieces: Vec<Piece>,
     residuals: Vec<f64>,
     jacobian: TangentJacobian,
+    /// Whether `jacobian` holds the last full evaluation (else only the tapes' own
+    /// partial derivatives do, until [`RowEvaluator::fold`]).
+    folded: bool,
     state_len: usize,
 }
 
@@ -29,8 +32,21 @@ struct Piece {
     positions: Vec<u32>,
     /// Per local tangent column, its global one.
     columns: Vec<u32>,
+    /// The state gathered at the last full evaluation (the Jacobian's), and at the last
+    /// evaluation of residuals alone.
     local: Vec<f64>,
+    residual_local: Vec<f64>,
     out: ClusterOutput,
+    /// Per part, the quaternion columns of `J^T y` (see `add_transposed`).
+    sums: Vec<[f64; 4]>,
+}
+
+/// The compiled cluster of a piece (`None`: the fixed set).
+fn piece_cluster(compiled: &Compiled, cluster: Option<usize>) -> Option<&ClusterTape> {
+    match cluster {
+        Some(k) => compiled.clusters().get(k),
+        None => Some(compiled.fixed()),
+    }
 }
 
 impl Piece {
@@ -85,7 +101,9 @@ impl System {
                     .map(|c| cluster.global_column(c) as u32)
                     .collect(),
                 local: Vec::with_capacity(cluster.state_len()),
+                residual_local: Vec::with_capacity(cluster.state_len()),
                 out: cluster.output(),
+                sums: Vec::new(),
             });
         }
         RowEvaluator {
@@ -96,6 +114,7 @@ impl System {
                 columns: self.tangent_dimension(),
                 entries: Vec::new(),
             },
+            folded: true,
             state_len: self.state_len(),
         }
     }
@@ -111,17 +130,46 @@ impl RowEvaluator {
         state: &[f64],
         params: &[f64],
     ) -> Result<(), SystemError> {
+        self.evaluate_unfolded(compiled, scratch, state, params)?;
+        self.fold(compiled);
+        Ok(())
+    }
+
+    /// [`RowEvaluator::evaluate`] without forming the tangent Jacobian: the tapes'
+    /// partial derivatives are kept, [`RowEvaluator::add_transposed`] reads them, and
+    /// [`RowEvaluator::fold`] forms the Jacobian when it is wanted. (A dynamics step
+    /// needs `J^T lambda` at every evaluation but the matrix only when it refactors.)
+    pub fn evaluate_unfolded(
+        &mut self,
+        compiled: &Compiled,
+        scratch: &mut Scratch,
+        state: &[f64],
+        params: &[f64],
+    ) -> Result<(), SystemError> {
         crate::build::check_length("state", self.state_len, state.len())?;
-        self.jacobian.entries.clear();
+        self.folded = false;
         for piece in &mut self.pieces {
-            let cluster = match piece.cluster {
-                Some(k) => compiled.clusters().get(k),
-                None => Some(compiled.fixed()),
+            let Some(cluster) = piece_cluster(compiled, piece.cluster) else {
+                continue;
             };
-            let Some(cluster) = cluster else { continue };
             cluster.gather_into(state, &mut piece.local);
             cluster.evaluate(scratch, &piece.local, params, &mut piece.out)?;
             piece.copy_residuals(&mut self.residuals);
+        }
+        Ok(())
+    }
+
+    /// Forms the tangent Jacobian of the last full evaluation, if not formed yet.
+    pub fn fold(&mut self, compiled: &Compiled) {
+        if self.folded {
+            return;
+        }
+        self.folded = true;
+        self.jacobian.entries.clear();
+        for piece in &self.pieces {
+            let Some(cluster) = piece_cluster(compiled, piece.cluster) else {
+                continue;
+            };
             // Straight into the rows' places and the global columns.
             let entries = &mut self.jacobian.entries;
             let (positions, columns) = (&piece.positions, &piece.columns);
@@ -138,7 +186,47 @@ impl RowEvaluator {
                 },
             );
         }
-        Ok(())
+    }
+
+    /// `out += J^T y` with the Jacobian of the last full evaluation (`y` one value per
+    /// row, `out` one per tangent column), from the formed Jacobian or, before
+    /// [`RowEvaluator::fold`], from the tapes' partial derivatives.
+    pub fn add_transposed(&mut self, compiled: &Compiled, y: &[f64], out: &mut [f64]) {
+        if self.folded {
+            for &(r, c, v) in &self.jacobian.entries {
+                if let (Some(&m), Some(slot)) = (y.get(r as usize), out.get_mut(c as usize)) {
+                    *slot += v * m;
+                }
+            }
+            return;
+        }
+        for piece in &mut self.pieces {
+            let Some(cluster) = piece_cluster(compiled, piece.cluster) else {
+                continue;
+            };
+            let (positions, columns) = (&piece.positions, &piece.columns);
+            let y_of = |i: usize| {
+                positions
+                    .get(i)
+                    .and_then(|&p| y.get(p as usize))
+                    .copied()
+                    .unwrap_or(0.0)
+            };
+            cluster.transposed_times_with(
+                &piece.local,
+                &piece.out,
+                (&piece.local_rows, y_of),
+                &mut piece.sums,
+                |c, v| {
+                    if let Some(slot) = columns
+                        .get(c as usize)
+                        .and_then(|&c| out.get_mut(c as usize))
+                    {
+                        *slot += v;
+                    }
+                },
+            );
+        }
     }
 
     /// Evaluates the residuals only (the Jacobian keeps the last full evaluation's).
@@ -151,13 +239,12 @@ impl RowEvaluator {
     ) -> Result<(), SystemError> {
         crate::build::check_length("state", self.state_len, state.len())?;
         for piece in &mut self.pieces {
-            let cluster = match piece.cluster {
-                Some(k) => compiled.clusters().get(k),
-                None => Some(compiled.fixed()),
+            let Some(cluster) = piece_cluster(compiled, piece.cluster) else {
+                continue;
             };
-            let Some(cluster) = cluster else { continue };
-            cluster.gather_into(state, &mut piece.local);
-            cluster.evaluate_residuals(scratch, &piece.local, params, &mut piece.out)?;
+            // Gathered apart: `local` stays the Jacobian's state, for a later fold.
+            cluster.gather_into(state, &mut piece.residual_local);
+            cluster.evaluate_residuals(scratch, &piece.residual_local, params, &mut piece.out)?;
             piece.copy_residuals(&mut self.residuals);
         }
         Ok(())
@@ -168,8 +255,72 @@ impl RowEvaluator {
         &self.residuals
     }
 
-    /// The tangent Jacobian of the last evaluation.
+    /// The tangent Jacobian of the last evaluation formed (see
+    /// [`RowEvaluator::evaluate_unfolded`]).
     pub fn jacobian(&self) -> &TangentJacobian {
         &self.jacobian
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::build::System;
+    use crate::cluster::Scratch;
+
+    /// `J^T y` from the tapes' partial derivatives (before the fold) equals `J^T y` from
+    /// the formed Jacobian to rounding, on fixtures at their pose and at one turned far
+    /// from it, after residual-only evaluations elsewhere (which leave the Jacobian's
+    /// state alone); the fold formed afterwards is the Jacobian `evaluate` forms.
+    #[test]
+    fn transposed_product_before_the_fold_equals_the_folded_one() {
+        let fixtures = [
+            include_str!("../../../fixtures/four-bar.json"),
+            include_str!("../../../fixtures/robot-arm.json"),
+            include_str!("../../../fixtures/screw-jack.json"),
+            include_str!("../../../fixtures/universal-joint.json"),
+            include_str!("../../../fixtures/planetary.json"),
+        ];
+        let mut checked = 0;
+        for text in fixtures {
+            let assembly = tenon_model::read_json(text, None).unwrap();
+            let mut system = System::build(&assembly).unwrap();
+            let compiled = system.compile().unwrap();
+            let params = system.initial_parameters();
+            let mut turned = system.initial_state();
+            let step: Vec<f64> = (0..system.tangent_dimension())
+                .map(|k| 0.3 + 0.1 * (k % 7) as f64)
+                .collect();
+            system.retract(&mut turned, &step).unwrap();
+            let rows: Vec<usize> = (0..system.equations().len()).rev().collect();
+            let y: Vec<f64> = (0..rows.len()).map(|k| (k as f64 * 0.7).sin()).collect();
+            for (state, other) in [
+                (system.initial_state(), turned.clone()),
+                (turned.clone(), system.initial_state()),
+            ] {
+                let mut scratch = Scratch::new();
+                let mut folded = system.row_evaluator(&compiled, &rows);
+                folded
+                    .evaluate(&compiled, &mut scratch, &state, &params)
+                    .unwrap();
+                let mut expected = vec![0.0; system.tangent_dimension()];
+                folded.add_transposed(&compiled, &y, &mut expected);
+                let mut lazy = system.row_evaluator(&compiled, &rows);
+                lazy.evaluate_unfolded(&compiled, &mut scratch, &state, &params)
+                    .unwrap();
+                lazy.evaluate_residuals(&compiled, &mut scratch, &other, &params)
+                    .unwrap();
+                let mut got = vec![0.0; system.tangent_dimension()];
+                lazy.add_transposed(&compiled, &y, &mut got);
+                let scale = expected.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+                for (a, b) in got.iter().zip(&expected) {
+                    assert!((a - b).abs() <= 1e-13 * scale, "{a} vs {b}");
+                }
+                lazy.fold(&compiled);
+                assert_eq!(lazy.jacobian().entries, folded.jacobian().entries);
+                checked += expected.len();
+            }
+        }
+        assert!(checked > 100, "{checked} columns checked");
     }
 }
