@@ -212,13 +212,95 @@ impl SparseLdlt {
     ) -> bool {
         use faer::dyn_stack::{MemBuffer, MemStack};
         use faer::linalg::cholesky::ldlt::factor::LdltRegularization;
-        use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, SymmetricOrdering};
         use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
         use faer::{Par, Side};
         self.ready = false;
-        if signs.len() != n || !all_finite(entries.iter().map(|e| &e.2)) {
+        if signs.len() != n {
             return false;
         }
+        // While the positions hold (the usual case): one pass checks them, checks the
+        // values are finite and adds them into the matrix.
+        let filled = match (&self.assembly, &self.symbolic) {
+            (Some(assembly), Some(_)) if assembly.n == n => {
+                let compressed = self
+                    .permuted
+                    .as_ref()
+                    .map_or(&assembly.compressed, |p| &p.compressed);
+                fill_checked(&assembly.key, compressed, entries, &mut self.matrix)
+            }
+            _ => Filled::Moved,
+        };
+        match filled {
+            Filled::NotFinite => return false,
+            Filled::Done => {}
+            Filled::Moved => {
+                if !all_finite(entries.iter().map(|e| &e.2)) || !self.prepare(n, entries) {
+                    return false;
+                }
+            }
+        }
+        let (Some(assembly), Some(symbolic)) = (self.assembly.as_ref(), self.symbolic.as_ref())
+        else {
+            return false;
+        };
+        // The matrix (permuted where it can be), its pivot signs and its analysis.
+        let (compressed, signs, symbolic) = match &self.permuted {
+            Some(p) => {
+                self.signs.clear();
+                self.signs.extend(
+                    p.forward
+                        .iter()
+                        .map(|&i| signs.get(i).copied().unwrap_or(1)),
+                );
+                (&p.compressed, &self.signs[..], &p.symbolic)
+            }
+            None => (&assembly.compressed, signs, symbolic),
+        };
+        let pattern = SymbolicSparseColMatRef::new_checked(
+            n,
+            n,
+            &compressed.col_ptr,
+            None,
+            &compressed.row_idx,
+        );
+        let a = SparseColMatRef::new(pattern, &self.matrix);
+        // A simplicial (up-looking) factorization writes every entry of its factor
+        // before reading it: kept values need no zeroing. faer's supernodal one adds
+        // into them.
+        if self.permuted.is_none() || self.values.len() != symbolic.len_val() {
+            self.values.clear();
+            self.values.resize(symbolic.len_val(), 0.0);
+        }
+        let Ok(mut buffer) = MemBuffer::try_new(
+            symbolic.factorize_numeric_ldlt_scratch::<f64>(Par::Seq, Default::default()),
+        ) else {
+            return false;
+        };
+        let regularization = LdltRegularization {
+            dynamic_regularization_signs: Some(signs),
+            dynamic_regularization_delta: delta,
+            dynamic_regularization_epsilon: epsilon,
+        };
+        let factored = symbolic.factorize_numeric_ldlt(
+            &mut self.values,
+            a,
+            Side::Upper,
+            regularization,
+            Par::Seq,
+            MemStack::new(&mut buffer),
+            Default::default(),
+        );
+        self.ready = factored.is_ok();
+        self.ready
+    }
+
+    /// Makes the assembly, the analysis and the permuted assembly for `entries` where
+    /// their positions changed (each kept where it still holds) and adds the values into
+    /// the matrix; `false` where the positions are out of range or the analysis fails.
+    fn prepare(&mut self, n: usize, entries: &[(u32, u32, f64)]) -> bool {
+        use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, SymmetricOrdering};
+        use faer::sparse::SymbolicSparseColMatRef;
+        use faer::Side;
         if !self.assembly.as_ref().is_some_and(|a| a.fits(n, entries)) {
             let Some(assembly) = Assembly::new(n, entries) else {
                 return false;
@@ -264,19 +346,10 @@ impl SparseLdlt {
         if self.permuted.is_none() {
             self.permuted = Permuted::new(n, &assembly.key, symbolic);
         }
-        // The matrix (permuted where it can be), its pivot signs and its analysis.
-        let (compressed, signs, symbolic) = match &self.permuted {
-            Some(p) => {
-                self.signs.clear();
-                self.signs.extend(
-                    p.forward
-                        .iter()
-                        .map(|&i| signs.get(i).copied().unwrap_or(1)),
-                );
-                (&p.compressed, &self.signs[..], &p.symbolic)
-            }
-            None => (&assembly.compressed, signs, symbolic),
-        };
+        let compressed = self
+            .permuted
+            .as_ref()
+            .map_or(&assembly.compressed, |p| &p.compressed);
         self.matrix.clear();
         self.matrix.resize(compressed.row_idx.len(), 0.0);
         for (&slot, &(_, _, v)) in compressed.slot.iter().zip(entries) {
@@ -284,37 +357,7 @@ impl SparseLdlt {
                 *x += v;
             }
         }
-        let pattern = SymbolicSparseColMatRef::new_checked(
-            n,
-            n,
-            &compressed.col_ptr,
-            None,
-            &compressed.row_idx,
-        );
-        let a = SparseColMatRef::new(pattern, &self.matrix);
-        self.values.clear();
-        self.values.resize(symbolic.len_val(), 0.0);
-        let Ok(mut buffer) = MemBuffer::try_new(
-            symbolic.factorize_numeric_ldlt_scratch::<f64>(Par::Seq, Default::default()),
-        ) else {
-            return false;
-        };
-        let regularization = LdltRegularization {
-            dynamic_regularization_signs: Some(signs),
-            dynamic_regularization_delta: delta,
-            dynamic_regularization_epsilon: epsilon,
-        };
-        let factored = symbolic.factorize_numeric_ldlt(
-            &mut self.values,
-            a,
-            Side::Upper,
-            regularization,
-            Par::Seq,
-            MemStack::new(&mut buffer),
-            Default::default(),
-        );
-        self.ready = factored.is_ok();
-        self.ready
+        true
     }
 
     /// Solves `A x = b` in place with the last factorization; `false` if there is none
@@ -366,6 +409,47 @@ impl SparseLdlt {
             *slot = x[(k, 0)];
         }
         all_finite(b.iter())
+    }
+}
+
+/// What [`fill_checked`] found.
+enum Filled {
+    /// The values were added into the matrix.
+    Done,
+    /// A value is not finite.
+    NotFinite,
+    /// A position differs from the assembly's: it must be made again.
+    Moved,
+}
+
+/// Zeroes `matrix` (to `compressed`'s size) and adds each entry's value at its slot, in
+/// one pass that also checks the entries' positions against `key` and their values'
+/// finiteness.
+fn fill_checked(
+    key: &[(u32, u32)],
+    compressed: &Compressed,
+    entries: &[(u32, u32, f64)],
+    matrix: &mut Vec<f64>,
+) -> Filled {
+    if key.len() != entries.len() || compressed.slot.len() != entries.len() {
+        return Filled::Moved;
+    }
+    matrix.clear();
+    matrix.resize(compressed.row_idx.len(), 0.0);
+    let mut finite = true;
+    for ((&(r, c), &slot), &(er, ec, v)) in key.iter().zip(&compressed.slot).zip(entries) {
+        if r != er || c != ec {
+            return Filled::Moved;
+        }
+        finite &= v.is_finite();
+        if let Some(x) = matrix.get_mut(slot as usize) {
+            *x += v;
+        }
+    }
+    if finite {
+        Filled::Done
+    } else {
+        Filled::NotFinite
     }
 }
 
