@@ -9,7 +9,7 @@
 use tenon_solve::Problem;
 use tenon_system::{Owner, RateTape, RateWork, RowEvaluator, Scratch, System, TangentJacobian};
 
-use nalgebra::Vector6;
+use nalgebra::{Vector3, Vector6};
 
 use crate::alpha::Predictor;
 use crate::error::DynamicsError;
@@ -473,8 +473,8 @@ impl Run {
         f.resize(dimension, 0.0);
         let power = inputs.dynamics.applied(placed, state, velocity, f);
         for (k, p) in placed.iter().enumerate() {
-            let m = crate::forces::kinematic(state, velocity, k);
-            let h = p.inertial_terms(&m.omega);
+            let w = |i: usize| velocity.get(6 * k + 3 + i).copied().unwrap_or(0.0);
+            let h = p.inertial_terms(&Vector3::new(w(0), w(1), w(2)));
             for (c, x) in h.iter().enumerate() {
                 if let Some(slot) = f.get_mut(6 * k + c) {
                     *slot -= x;
