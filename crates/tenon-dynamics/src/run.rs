@@ -660,18 +660,16 @@ impl Run {
     /// the minimum-norm one (up to [`SPLIT_ROWS`] rows; above, the solve's own, with
     /// dependent rows at zero).
     pub fn constraint_forces(
-        &self,
+        &mut self,
         inputs: Inputs<'_>,
         groups: &[Vec<usize>],
     ) -> Result<Vec<Vec<(u32, f64)>>, DynamicsError> {
         let problem = inputs.problem;
-        let system = problem.system;
-        let (_, jac) = system.tangent_jacobian_of_rows(
-            problem.compiled,
-            &self.state,
-            &self.params,
-            &self.rows,
-        )?;
+        // The run's own evaluator (its rows are `self.rows`); the next step evaluates
+        // its Jacobian afresh at its first iterate.
+        self.evaluator
+            .evaluate(problem.compiled, &mut self.scratch, &self.state, &self.params)?;
+        let jac = self.evaluator.jacobian();
         let mut group_of = vec![usize::MAX; self.rows.len()];
         for (g, members) in groups.iter().enumerate() {
             for &k in members {
@@ -681,7 +679,7 @@ impl Run {
             }
         }
         let multipliers = if self.active.len() < self.rows.len() && self.rows.len() <= SPLIT_ROWS {
-            minimum_norm(&jac, &self.multipliers, &self.soft)
+            minimum_norm(jac, &self.multipliers, &self.soft)
         } else {
             self.multipliers.clone()
         };
@@ -768,15 +766,14 @@ fn minimum_norm(jac: &TangentJacobian, lambda: &[f64], soft: &[f64]) -> Vec<f64>
             _ => 0.0,
         })
         .collect();
-    // J^T J from each row's entries (a row reads a joint's two parts).
-    let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); m];
-    for &(r, c, v) in &rigid_entries {
-        rows[r].push((c, v));
-    }
+    // J^T J from each row's entries (a row reads a joint's two parts), the entries
+    // sorted by row so each row's are together.
+    let mut by_row = rigid_entries.clone();
+    by_row.sort_by_key(|e| e.0);
     let mut normal = nalgebra::DMatrix::<f64>::zeros(n, n);
-    for row in &rows {
-        for &(a, va) in row {
-            for &(b, vb) in row {
+    for row in by_row.chunk_by(|a, b| a.0 == b.0) {
+        for &(_, a, va) in row {
+            for &(_, b, vb) in row {
                 normal[(a, b)] += va * vb;
             }
         }
