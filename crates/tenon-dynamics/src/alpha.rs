@@ -262,6 +262,9 @@ impl Run {
         let mut params = self.params.clone();
         let mut state = self.state.clone();
         let mut fresh = false;
+        if self.kkt.refactor_each_step() {
+            self.kkt_valid = false;
+        }
         let mut last_correction = f64::INFINITY;
         // The pose's change since the Jacobian was last evaluated (infinite: evaluate).
         let mut moved_since_jacobian = f64::INFINITY;

@@ -41,6 +41,20 @@ pub(crate) const NEARLY_DEPENDENT: f64 = 1e-3;
 /// largest diagonal entry (the iteration matrix only: residuals stay exact).
 pub(crate) const STATIC: f64 = 1e-8;
 
+/// Large sparse iteration matrices cheap to factor against a solve are refactored at the
+/// first iterate of every step (see [`Kkt::refactor_each_step`]). Measured
+/// (instructions): a pendulum chain's matrix costs about 3 solves to factor by the
+/// analysis's counts (about 8 in instructions, faer's overheads included). Fresh at each
+/// step, its steps take about 3 iterations instead of 4.3 (10 links), 5.2 (100) and 5.7
+/// (1,000); the runs take 48% more at 10 links (110 rows: a factorization's fixed costs
+/// weigh), 9% less at 100 and 20% less at 1,000. The crane truss (a ratio of 10: its
+/// kept matrix needs no refactoring at all), A02 (dense, 30) and the small fixtures
+/// (dense: their factorizations also look for nearly dependent rows) keep theirs: fresh
+/// each step, their runs took 1.2 to 4 times as long.
+pub(crate) const FRESH_SOLVES: f64 = 5.0;
+/// See [`FRESH_SOLVES`].
+pub(crate) const FRESH_SIZE: usize = 1000;
+
 /// Above this size (`n + m`) the KKT matrix is factored sparse.
 pub(crate) const DENSE_KKT: usize = 60;
 /// Up to this many rows, nearly dependent rows are looked for at every factorization
@@ -175,6 +189,19 @@ impl Kkt {
             );
             self.sparse_ready
         }
+    }
+
+    /// Whether a step refactors its iteration matrix at its first iterate rather than
+    /// keeping the last one while it converges: a sparse matrix of at least
+    /// [`FRESH_SIZE`] rows whose factorization costs under [`FRESH_SOLVES`] solves (by
+    /// the analysis's operation counts); `false` before a factorization.
+    pub(crate) fn refactor_each_step(&self) -> bool {
+        self.sparse_ready
+            && self.n + self.m >= FRESH_SIZE
+            && self
+                .sparse
+                .work()
+                .is_some_and(|(factor, solve)| (factor as f64) < FRESH_SOLVES * solve as f64)
     }
 
     /// Whether the last factorization left rows out as nearly dependent (a singular

@@ -667,8 +667,12 @@ impl Run {
         let problem = inputs.problem;
         // The run's own evaluator (its rows are `self.rows`); the next step evaluates
         // its Jacobian afresh at its first iterate.
-        self.evaluator
-            .evaluate(problem.compiled, &mut self.scratch, &self.state, &self.params)?;
+        self.evaluator.evaluate(
+            problem.compiled,
+            &mut self.scratch,
+            &self.state,
+            &self.params,
+        )?;
         let jac = self.evaluator.jacobian();
         let mut group_of = vec![usize::MAX; self.rows.len()];
         for (g, members) in groups.iter().enumerate() {

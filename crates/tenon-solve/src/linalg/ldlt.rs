@@ -360,6 +360,30 @@ impl SparseLdlt {
         true
     }
 
+    /// Operations of a factorization (the entries added in, and the multiply-adds of
+    /// the numeric factorization, `sum c_j^2` over `L`'s column counts) and of one solve
+    /// (`2 nnz(L)` and the permutations), from the analysis; `None` before one.
+    pub fn work(&self) -> Option<(usize, usize)> {
+        use faer::sparse::linalg::cholesky::SymbolicCholeskyRaw;
+        let symbolic = self
+            .permuted
+            .as_ref()
+            .map_or(self.symbolic.as_ref()?, |p| &p.symbolic);
+        let entries = self.assembly.as_ref().map_or(0, |a| a.key.len());
+        let n = self.n;
+        let (factor, nnz) = match symbolic.raw() {
+            SymbolicCholeskyRaw::Simplicial(f) => {
+                let counts = f.col_ptr().windows(2).map(|w| w[1] - w[0]);
+                (counts.map(|c| c * c).sum::<usize>(), f.row_idx().len())
+            }
+            SymbolicCholeskyRaw::Supernodal(_) => {
+                let nnz = symbolic.len_val();
+                (nnz * (nnz / n.max(1)).max(1), nnz)
+            }
+        };
+        Some((entries + factor, 2 * nnz + 3 * n))
+    }
+
     /// Solves `A x = b` in place with the last factorization; `false` if there is none
     /// or the result is not finite.
     pub fn solve_in_place(&self, b: &mut [f64]) -> bool {
@@ -625,6 +649,9 @@ mod tests {
             }
         };
         check(&ldlt, &scrambled);
+        // A chain's factorization costs a few solves (its fill is linear).
+        let (factor, solve) = ldlt.work().unwrap();
+        assert!(solve > 2 * n && factor < 5 * solve, "{factor} {solve}");
         let doubled: Vec<_> = scrambled.iter().map(|&(r, c, v)| (r, c, 2.0 * v)).collect();
         assert!(ldlt.factor(size, &doubled, &signs, (1e-12, 1e-18)));
         assert!(ldlt.permuted.is_some());
