@@ -7,11 +7,14 @@
 //! the ordering's permuted positions and factored by a second analysis of that permuted
 //! pattern in its own order, so faer does not permute the matrix at every factorization
 //! (on a 100-link chain's 1,100-row matrix the permutation was a quarter of a
-//! factorization); the solves apply the ordering themselves.
+//! factorization); the solves apply the ordering themselves. That permuted factor's
+//! numbers come from our own up-looking loop over row patterns kept with the analysis
+//! (`up_looking_ldlt`): faer's finds each row's pattern again at every factorization.
+//! A supernodal analysis (large fill) keeps faer's numeric factorization and solve.
 
 use std::fmt;
 
-use faer::sparse::linalg::cholesky::SymbolicCholesky;
+use faer::sparse::linalg::cholesky::{SymbolicCholesky, SymbolicCholeskyRaw};
 use faer::Mat;
 
 use super::{all_finite, same_positions};
@@ -39,6 +42,8 @@ pub struct SparseLdlt {
     values: Vec<f64>,
     /// The pivot signs in the ordering's positions.
     signs: Vec<i8>,
+    /// The numeric factorization's work vector.
+    work: Vec<f64>,
     n: usize,
     ready: bool,
 }
@@ -52,6 +57,118 @@ struct Permuted {
     inverse: Vec<usize>,
     compressed: Compressed,
     symbolic: SymbolicCholesky<usize>,
+    /// `L`'s rows: row `k`'s entries below the diagonal are `column[t]` and their
+    /// places in the factor's values `position[t]`, for `t` in `start[k]..start[k + 1]`,
+    /// columns ascending.
+    rows: RowPattern,
+}
+
+/// The row-wise pattern of a simplicial factor (see [`Permuted`]).
+#[derive(Debug, Default)]
+struct RowPattern {
+    start: Vec<u32>,
+    column: Vec<u32>,
+    position: Vec<u32>,
+}
+
+impl RowPattern {
+    /// From the factor's compressed columns (`col_ptr`, `row_idx`; each column's first
+    /// entry its diagonal); `None` where an index does not fit in 32 bits.
+    fn new(col_ptr: &[usize], row_idx: &[usize]) -> Option<RowPattern> {
+        let n = col_ptr.len().checked_sub(1)?;
+        u32::try_from(row_idx.len()).ok()?;
+        let mut start = vec![0u32; n + 1];
+        for j in 0..n {
+            for &i in row_idx.get(col_ptr[j] + 1..col_ptr[j + 1])? {
+                *start.get_mut(i + 1)? += 1;
+            }
+        }
+        for k in 0..n {
+            start[k + 1] += start[k];
+        }
+        let len = start[n] as usize;
+        let (mut column, mut position) = (vec![0u32; len], vec![0u32; len]);
+        let mut fill = start.clone();
+        // Columns in increasing order: each row's entries come out sorted.
+        for j in 0..n {
+            for q in col_ptr[j] + 1..col_ptr[j + 1] {
+                let i = *row_idx.get(q)?;
+                let t = fill.get(i).copied()? as usize;
+                fill[i] += 1;
+                column[t] = j as u32;
+                position[t] = q as u32;
+            }
+        }
+        Some(RowPattern {
+            start,
+            column,
+            position,
+        })
+    }
+}
+
+/// The numeric `L D L^T` of the symmetric matrix whose upper triangle is `a` (compressed
+/// columns, rows sorted) into `values` (the simplicial factor's layout: column `j`'s
+/// first entry, at `col_ptr[j]`, holds `D_j`, its others `L`'s entries below the
+/// diagonal, rows ascending), up-looking: row `k` of `L` is the sparse triangular solve
+/// of `L_{0..k} D y = A_{0..k,k}` along the row's kept pattern. Pivots are held to
+/// their `signs` (a pivot of the wrong sign or within `epsilon` of zero becomes `delta`
+/// with its sign). `false` if a pivot is not finite or zero.
+///
+/// faer's own simplicial factorization finds each row's pattern again at every
+/// factorization (its `ereach`, a third of its time on a 100-link chain's KKT matrix);
+/// the pattern is kept here with the analysis.
+fn up_looking_ldlt(
+    (col_ptr, row_idx): (&[usize], &[usize]),
+    rows: &RowPattern,
+    a: &Compressed,
+    a_values: &[f64],
+    (signs, delta, epsilon): (&[i8], f64, f64),
+    (values, x): (&mut [f64], &mut Vec<f64>),
+) -> bool {
+    let n = col_ptr.len().saturating_sub(1);
+    if a.col_ptr.len() != n + 1 || signs.len() != n || rows.start.len() != n + 1 {
+        return false;
+    }
+    x.clear();
+    x.resize(n, 0.0);
+    let (delta, epsilon) = (delta.abs(), epsilon.abs());
+    for k in 0..n {
+        for (&i, &v) in a.row_idx[a.col_ptr[k]..a.col_ptr[k + 1]]
+            .iter()
+            .zip(&a_values[a.col_ptr[k]..a.col_ptr[k + 1]])
+        {
+            x[i] += v;
+        }
+        let mut d = x[k];
+        x[k] = 0.0;
+        let entries = rows.start[k] as usize..rows.start[k + 1] as usize;
+        for (&j, &at) in rows.column[entries.clone()]
+            .iter()
+            .zip(&rows.position[entries])
+        {
+            let (j, at) = (j as usize, at as usize);
+            let xj = x[j];
+            x[j] = 0.0;
+            let first = col_ptr[j];
+            let lkj = xj / values[first];
+            for (&i, &l) in row_idx[first + 1..at].iter().zip(&values[first + 1..at]) {
+                x[i] -= l * xj;
+            }
+            d -= lkj * xj;
+            values[at] = lkj;
+        }
+        if signs[k] > 0 && d <= epsilon {
+            d = delta;
+        } else if signs[k] < 0 && d >= -epsilon {
+            d = -delta;
+        }
+        if !d.is_finite() || d == 0.0 {
+            return false;
+        }
+        values[col_ptr[k]] = d;
+    }
+    true
 }
 
 impl fmt::Debug for Permuted {
@@ -111,14 +228,19 @@ impl Permuted {
             Default::default(),
         )
         .ok()?;
-        if !matches!(own.raw(), SymbolicCholeskyRaw::Simplicial(_)) || own.perm().is_some() {
+        let SymbolicCholeskyRaw::Simplicial(factor) = own.raw() else {
+            return None;
+        };
+        if own.perm().is_some() {
             return None;
         }
+        let rows = RowPattern::new(factor.col_ptr(), factor.row_idx())?;
         Some(Permuted {
             forward,
             inverse,
             compressed,
             symbolic: own,
+            rows,
         })
     }
 }
@@ -270,6 +392,19 @@ impl SparseLdlt {
         if self.permuted.is_none() || self.values.len() != symbolic.len_val() {
             self.values.clear();
             self.values.resize(symbolic.len_val(), 0.0);
+        }
+        if let Some(p) = &self.permuted {
+            if let SymbolicCholeskyRaw::Simplicial(factor) = p.symbolic.raw() {
+                self.ready = up_looking_ldlt(
+                    (factor.col_ptr(), factor.row_idx()),
+                    &p.rows,
+                    &p.compressed,
+                    &self.matrix,
+                    (signs, delta, epsilon),
+                    (&mut self.values, &mut self.work),
+                );
+                return self.ready;
+            }
         }
         let Ok(mut buffer) = MemBuffer::try_new(
             symbolic.factorize_numeric_ldlt_scratch::<f64>(Par::Seq, Default::default()),
@@ -652,6 +787,43 @@ mod tests {
         // A chain's factorization costs a few solves (its fill is linear).
         let (factor, solve) = ldlt.work().unwrap();
         assert!(solve > 2 * n && factor < 5 * solve, "{factor} {solve}");
+        // The up-looking factorization gives faer's factor of the same matrix, entry by
+        // entry, to rounding.
+        {
+            use faer::dyn_stack::{MemBuffer, MemStack};
+            use faer::linalg::cholesky::ldlt::factor::LdltRegularization;
+            use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
+            let p = ldlt.permuted.as_ref().unwrap();
+            let c = &p.compressed;
+            let pattern =
+                SymbolicSparseColMatRef::new_checked(size, size, &c.col_ptr, None, &c.row_idx);
+            let a = SparseColMatRef::new(pattern, &ldlt.matrix);
+            let mut theirs = vec![0.0; p.symbolic.len_val()];
+            let mut buffer = MemBuffer::try_new(
+                p.symbolic
+                    .factorize_numeric_ldlt_scratch::<f64>(faer::Par::Seq, Default::default()),
+            )
+            .unwrap();
+            p.symbolic
+                .factorize_numeric_ldlt(
+                    &mut theirs,
+                    a,
+                    faer::Side::Upper,
+                    LdltRegularization {
+                        dynamic_regularization_signs: Some(&ldlt.signs),
+                        dynamic_regularization_delta: 1e-12,
+                        dynamic_regularization_epsilon: 1e-18,
+                    },
+                    faer::Par::Seq,
+                    MemStack::new(&mut buffer),
+                    Default::default(),
+                )
+                .unwrap();
+            assert_eq!(theirs.len(), ldlt.values.len());
+            for (k, (a, b)) in ldlt.values.iter().zip(&theirs).enumerate() {
+                assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{k}: {a} vs {b}");
+            }
+        }
         let doubled: Vec<_> = scrambled.iter().map(|&(r, c, v)| (r, c, 2.0 * v)).collect();
         assert!(ldlt.factor(size, &doubled, &signs, (1e-12, 1e-18)));
         assert!(ldlt.permuted.is_some());

@@ -264,7 +264,10 @@ mod tests {
             // The counts: a solve reads each factor entry once, a factorization at
             // least every entry of the matrix.
             let (factor, solve) = lu.work();
-            assert!(solve >= 2 * n && factor >= 2 * n * n, "n = {n}: {factor} {solve}");
+            assert!(
+                solve >= 2 * n && factor >= 2 * n * n,
+                "n = {n}: {factor} {solve}"
+            );
         }
     }
 
