@@ -247,9 +247,14 @@ impl Kkt {
         x.clear();
         x.extend_from_slice(&rhs[..self.n]);
         y.clear();
-        y.resize(self.given, 0.0);
-        for (k, &g) in self.kept.iter().enumerate() {
-            y[g] = rhs[self.n + k];
+        if self.m == self.given {
+            // Every row factored: `kept` is `0..given`.
+            y.extend_from_slice(&rhs[self.n..]);
+        } else {
+            y.resize(self.given, 0.0);
+            for (k, &g) in self.kept.iter().enumerate() {
+                y[g] = rhs[self.n + k];
+            }
         }
         true
     }

@@ -7,13 +7,15 @@
 //!   laid out straight along x from a pivot far from the origin (1000, 500, 0), released
 //!   at rest under gravity: 20 steps of 1e-3 (per-step cost is the time over 20, the
 //!   start included: assembly, velocity projection, first KKT solve; the rate tapes
-//!   compiled by an earlier run, as a host's second run finds them).
+//!   compiled by an earlier run, as a host's second run finds them);
+//! - `simulate/pendulum_chain_steps/N`: the same 20 steps alone, the run started and its
+//!   first frame taken outside the time measured (the per-step cost without the start).
 //!
 //! `TENON_BENCH_SIZES=10,100` limits the chains.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use tenon::{Mechanism, RunSettings, SimulationSettings};
@@ -99,6 +101,22 @@ fn bench(c: &mut Criterion) {
                 |mut m| assert!(m.simulate(settings).unwrap().completed),
                 BatchSize::LargeInput,
             )
+        });
+        // The 20 steps alone: the run started (and its first frame taken) untimed.
+        group.bench_with_input(BenchmarkId::new("pendulum_chain_steps", n), &m, |b, m| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let mut m = m.clone();
+                    let mut frames = m.dynamic_frames(settings).unwrap();
+                    assert!(frames.next().unwrap().is_ok());
+                    let began = Instant::now();
+                    let (frame, _) = frames.next().unwrap().unwrap();
+                    total += began.elapsed();
+                    assert!((frame.time - 0.02).abs() < 1e-12);
+                }
+                total
+            })
         });
     }
     group.finish();

@@ -43,7 +43,9 @@ pub struct SparseLdlt {
     /// The pivot signs in the ordering's positions.
     signs: Vec<i8>,
     /// The numeric factorization's work vector.
-    work: Vec<f64>,
+    x: Vec<f64>,
+    /// Operations of a factorization and of a solve (see [`SparseLdlt::work`]).
+    work: Option<(usize, usize)>,
     n: usize,
     ready: bool,
 }
@@ -401,7 +403,7 @@ impl SparseLdlt {
                     &p.compressed,
                     &self.matrix,
                     (signs, delta, epsilon),
-                    (&mut self.values, &mut self.work),
+                    (&mut self.values, &mut self.x),
                 );
                 return self.ready;
             }
@@ -492,6 +494,7 @@ impl SparseLdlt {
                 *x += v;
             }
         }
+        self.work = self.measure_work();
         true
     }
 
@@ -499,7 +502,11 @@ impl SparseLdlt {
     /// the numeric factorization, `sum c_j^2` over `L`'s column counts) and of one solve
     /// (`2 nnz(L)` and the permutations), from the analysis; `None` before one.
     pub fn work(&self) -> Option<(usize, usize)> {
-        use faer::sparse::linalg::cholesky::SymbolicCholeskyRaw;
+        self.work
+    }
+
+    /// [`SparseLdlt::work`] from the analysis (made with it, in `prepare`).
+    fn measure_work(&self) -> Option<(usize, usize)> {
         let symbolic = self
             .permuted
             .as_ref()
