@@ -305,6 +305,17 @@ impl ClusterTape {
         jac.columns = self.tangent_dimension();
     }
 
+    /// What folding the tape's partial derivatives in `out` reads: the fold plan (made
+    /// at first use), each pattern row's first entry, the values.
+    #[inline]
+    fn fold_inputs<'s>(&'s self, out: &'s ClusterOutput) -> (&'s FoldPlan, &'s [u32], &'s [f64]) {
+        let pattern = self.tape.pattern();
+        let plan = self
+            .fold
+            .get_or_init(|| FoldPlan::new(pattern, self.parts.len()));
+        (plan, pattern.row_starts(), out.equations.jacobian())
+    }
+
     /// The entries of [`tangent_jacobian_into`](Self::tangent_jacobian_into), each
     /// handed to `emit` as `(row among rows, local tangent column, value)`, in the same
     /// order.
@@ -316,12 +327,7 @@ impl ClusterTape {
         rows: &[usize],
         mut emit: impl FnMut(u32, u32, f64),
     ) {
-        let pattern = self.tape.pattern();
-        let plan = self
-            .fold
-            .get_or_init(|| FoldPlan::new(pattern, self.parts.len()));
-        let starts = pattern.row_starts();
-        let values = out.equations.jacobian();
+        let (plan, starts, values) = self.fold_inputs(out);
         // `G(q)` of the part met last (a row reads a part's quaternion entries together).
         let mut tangent: Option<(u32, [[f64; 3]; 4])> = None;
         for (row_out, &row) in rows.iter().enumerate() {
@@ -371,12 +377,7 @@ impl ClusterTape {
         sums: &mut Vec<[f64; 4]>,
         mut add: impl FnMut(u32, f64),
     ) {
-        let pattern = self.tape.pattern();
-        let plan = self
-            .fold
-            .get_or_init(|| FoldPlan::new(pattern, self.parts.len()));
-        let starts = pattern.row_starts();
-        let values = out.equations.jacobian();
+        let (plan, starts, values) = self.fold_inputs(out);
         sums.clear();
         sums.resize(self.parts.len(), [0.0; 4]);
         for (row_out, &row) in rows.iter().enumerate() {

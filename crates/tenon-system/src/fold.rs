@@ -103,7 +103,6 @@ impl FoldPlan {
 
 #[cfg(test)]
 mod tests {
-    use crate::build::System;
     use crate::cluster::Scratch;
 
     /// The plan folds every fixture's Jacobian into the same entries, in the same order
@@ -111,32 +110,23 @@ mod tests {
     /// pose turned away from it (quaternions far from identity).
     #[test]
     fn folding_by_plan_equals_folding_entry_by_entry() {
-        let fixtures = [
-            include_str!("../../../fixtures/four-bar.json"),
-            include_str!("../../../fixtures/robot-arm.json"),
-            include_str!("../../../fixtures/screw-jack.json"),
-            include_str!("../../../fixtures/cam-follower.json"),
-            include_str!("../../../fixtures/universal-joint.json"),
-            include_str!("../../../fixtures/planetary.json"),
-        ];
         let mut checked = 0;
-        for text in fixtures {
-            let assembly = tenon_model::read_json(text, None).unwrap();
-            let mut system = System::build(&assembly).unwrap();
-            let compiled = system.compile().unwrap();
-            let params = system.initial_parameters();
-            let mut turned = system.initial_state();
-            let step: Vec<f64> = (0..system.tangent_dimension())
-                .map(|k| 0.3 + 0.1 * (k % 7) as f64)
-                .collect();
-            system.retract(&mut turned, &step).unwrap();
-            for state in [system.initial_state(), turned] {
+        for fixture in crate::test_fixtures::fixture_systems(&[
+            "four-bar.json",
+            "robot-arm.json",
+            "screw-jack.json",
+            "cam-follower.json",
+            "universal-joint.json",
+            "planetary.json",
+        ]) {
+            let (compiled, params) = (&fixture.compiled, &fixture.params);
+            for state in &fixture.poses {
                 let mut scratch = Scratch::new();
                 for cluster in compiled.clusters() {
-                    let local = cluster.gather(&state);
+                    let local = cluster.gather(state);
                     let mut out = cluster.output();
                     cluster
-                        .evaluate(&mut scratch, &local, &params, &mut out)
+                        .evaluate(&mut scratch, &local, params, &mut out)
                         .unwrap();
                     let rows: Vec<usize> = (0..cluster.equations().len()).rev().collect();
                     let planned = cluster.tangent_jacobian(&local, &out, &rows);

@@ -30,6 +30,8 @@ mod residual;
 mod rows;
 mod state;
 mod tangent;
+#[cfg(test)]
+mod test_fixtures;
 
 pub use build::{Equation, ExtraUnknown, FreePart, Grounding, LimitSpec, Owner, System};
 pub use cluster::{ClusterOutput, ClusterTape, LimitRow, LimitSide, Scratch};

@@ -265,7 +265,6 @@ impl RowEvaluator {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use crate::build::System;
     use crate::cluster::Scratch;
 
     /// `J^T y` from the tapes' partial derivatives (before the fold) equals `J^T y` from
@@ -274,49 +273,38 @@ mod tests {
     /// state alone); the fold formed afterwards is the Jacobian `evaluate` forms.
     #[test]
     fn transposed_product_before_the_fold_equals_the_folded_one() {
-        let fixtures = [
-            include_str!("../../../fixtures/four-bar.json"),
-            include_str!("../../../fixtures/robot-arm.json"),
-            include_str!("../../../fixtures/screw-jack.json"),
-            include_str!("../../../fixtures/universal-joint.json"),
-            include_str!("../../../fixtures/planetary.json"),
-        ];
         let mut checked = 0;
-        for text in fixtures {
-            let assembly = tenon_model::read_json(text, None).unwrap();
-            let mut system = System::build(&assembly).unwrap();
-            let compiled = system.compile().unwrap();
-            let params = system.initial_parameters();
-            let mut turned = system.initial_state();
-            let step: Vec<f64> = (0..system.tangent_dimension())
-                .map(|k| 0.3 + 0.1 * (k % 7) as f64)
-                .collect();
-            system.retract(&mut turned, &step).unwrap();
+        for fixture in crate::test_fixtures::fixture_systems(&[
+            "four-bar.json",
+            "robot-arm.json",
+            "screw-jack.json",
+            "universal-joint.json",
+            "planetary.json",
+        ]) {
+            let (system, compiled, params) = (&fixture.system, &fixture.compiled, &fixture.params);
             let rows: Vec<usize> = (0..system.equations().len()).rev().collect();
             let y: Vec<f64> = (0..rows.len()).map(|k| (k as f64 * 0.7).sin()).collect();
-            for (state, other) in [
-                (system.initial_state(), turned.clone()),
-                (turned.clone(), system.initial_state()),
-            ] {
+            let [start, turned] = &fixture.poses;
+            for (state, other) in [(start, turned), (turned, start)] {
                 let mut scratch = Scratch::new();
-                let mut folded = system.row_evaluator(&compiled, &rows);
+                let mut folded = system.row_evaluator(compiled, &rows);
                 folded
-                    .evaluate(&compiled, &mut scratch, &state, &params)
+                    .evaluate(compiled, &mut scratch, state, params)
                     .unwrap();
                 let mut expected = vec![0.0; system.tangent_dimension()];
-                folded.add_transposed(&compiled, &y, &mut expected);
-                let mut lazy = system.row_evaluator(&compiled, &rows);
-                lazy.evaluate_unfolded(&compiled, &mut scratch, &state, &params)
+                folded.add_transposed(compiled, &y, &mut expected);
+                let mut lazy = system.row_evaluator(compiled, &rows);
+                lazy.evaluate_unfolded(compiled, &mut scratch, state, params)
                     .unwrap();
-                lazy.evaluate_residuals(&compiled, &mut scratch, &other, &params)
+                lazy.evaluate_residuals(compiled, &mut scratch, other, params)
                     .unwrap();
                 let mut got = vec![0.0; system.tangent_dimension()];
-                lazy.add_transposed(&compiled, &y, &mut got);
+                lazy.add_transposed(compiled, &y, &mut got);
                 let scale = expected.iter().fold(1.0f64, |m, v| m.max(v.abs()));
                 for (a, b) in got.iter().zip(&expected) {
                     assert!((a - b).abs() <= 1e-13 * scale, "{a} vs {b}");
                 }
-                lazy.fold(&compiled);
+                lazy.fold(compiled);
                 assert_eq!(lazy.jacobian().entries, folded.jacobian().entries);
                 checked += expected.len();
             }
