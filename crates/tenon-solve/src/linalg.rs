@@ -164,10 +164,11 @@ impl<'a> Factored<'a> {
         }
     }
 
-    /// `A`'s pseudo-inverse by a singular value decomposition, where `A` is dense.
-    pub(crate) fn pseudo_inverse(&self) -> Option<PseudoInverse> {
+    /// `A`'s pseudo-inverse where `A` is dense: through its rows where `rank` (when
+    /// known) is the row count, else by a singular value decomposition.
+    pub(crate) fn pseudo_inverse(&self, rank: Option<usize>) -> Option<PseudoInverse> {
         match self {
-            Factored::Dense(d) => Some(d.pseudo_inverse()),
+            Factored::Dense(d) => Some(d.pseudo_inverse(rank)),
             Factored::Sparse(_) => None,
         }
     }

@@ -99,7 +99,7 @@ impl KinematicRun {
         // the null space.
         let undriven = rank.or(self.rank).is_some_and(|r| r < dimension);
         if undriven {
-            if let Some(pinv) = factored.pseudo_inverse() {
+            if let Some(pinv) = factored.pseudo_inverse(rank.or(self.rank)) {
                 let (velocity, acceleration) =
                     undriven_rates((rates, &mut self.work), &pinv, (state, params), weights)?;
                 self.factor = Some(steps.into_factor());

@@ -186,11 +186,18 @@ impl DenseStep {
     /// `A`'s pseudo-inverse by a singular value decomposition (singular values below
     /// [`RANK_TOLERANCE`] of the largest are zero), for exact least-norm solutions where
     /// `A` has a null space (a regularised normal solve leaves rounding noise along it).
-    pub(crate) fn pseudo_inverse(&self) -> PseudoInverse {
+    pub(crate) fn pseudo_inverse(&self, rank: Option<usize>) -> PseudoInverse {
         let (rows, cols) = (self.rows, self.cols);
         let a = nalgebra::DMatrix::from_column_slice(rows, cols, &self.dense());
+        // Independent rows (the rank known to be the row count): through the rows.
+        if rank == Some(rows) && rows <= cols {
+            let gram = &a * a.transpose();
+            if let Some(gram) = nalgebra::Cholesky::new(gram) {
+                return PseudoInverse::Rows { a, gram };
+            }
+        }
         let Some(svd) = super::thin_svd(&a) else {
-            return PseudoInverse {
+            return PseudoInverse::Svd {
                 u: nalgebra::DMatrix::zeros(rows, 0),
                 sigma: Vec::new(),
                 v_t: nalgebra::DMatrix::zeros(0, cols),
@@ -201,7 +208,7 @@ impl DenseStep {
         let keep: Vec<usize> = (0..s.len())
             .filter(|&k| s[k] > RANK_TOLERANCE * smax.max(1e-300))
             .collect();
-        PseudoInverse {
+        PseudoInverse::Svd {
             u: svd.u.select_columns(&keep),
             sigma: keep.iter().map(|&k| s[k]).collect(),
             v_t: svd.v_t.select_rows(&keep),
@@ -305,39 +312,86 @@ fn cholesky_in_place(m: &mut [f64], n: usize) -> bool {
 /// Numerical rank of a column-major `rows` by `cols` matrix: Householder QR with
 /// column pivoting on a copy, counting the diagonal entries of `R` above
 /// [`RANK_TOLERANCE`] times the first (the largest).
-/// `A = U S V^T` restricted to the nonzero singular values: `A^+ = V S^-1 U^T`.
-pub(crate) struct PseudoInverse {
-    u: nalgebra::DMatrix<f64>,
-    sigma: Vec<f64>,
-    v_t: nalgebra::DMatrix<f64>,
+/// A pseudo-inverse `A^+`: by the singular value decomposition `A = U S V^T`
+/// restricted to the nonzero singular values (`A^+ = V S^-1 U^T`), or, where `A`'s rows
+/// are independent, through its rows: `A^+ = A^T (A A^T)^-1`, with `A A^T` by Cholesky
+/// and each solve refined once against `A` (a fraction of an SVD's cost: a kinematic
+/// run with undriven freedoms makes one per frame).
+pub(crate) enum PseudoInverse {
+    Svd {
+        u: nalgebra::DMatrix<f64>,
+        sigma: Vec<f64>,
+        v_t: nalgebra::DMatrix<f64>,
+    },
+    Rows {
+        a: nalgebra::DMatrix<f64>,
+        gram: nalgebra::Cholesky<f64, nalgebra::Dyn>,
+    },
 }
 
 impl PseudoInverse {
     /// `A^+ b` (a column-space vector: the least-norm least-squares solution).
     pub(crate) fn solve(&self, b: &[f64]) -> Vec<f64> {
         let b = nalgebra::DVector::from_column_slice(b);
-        let mut c = self.u.tr_mul(&b);
-        for (c, s) in c.iter_mut().zip(&self.sigma) {
-            *c /= s;
+        match self {
+            PseudoInverse::Svd { u, sigma, v_t } => {
+                let mut c = u.tr_mul(&b);
+                for (c, s) in c.iter_mut().zip(sigma) {
+                    *c /= s;
+                }
+                v_t.tr_mul(&c).iter().copied().collect()
+            }
+            PseudoInverse::Rows { a, gram } => {
+                // x = A^T y with A A^T y = b, y refined once by what A x leaves of b.
+                let mut y = gram.solve(&b);
+                let left = &b - a * a.tr_mul(&y);
+                y += gram.solve(&left);
+                a.tr_mul(&y).iter().copied().collect()
+            }
         }
-        self.v_t.tr_mul(&c).iter().copied().collect()
     }
 
-    /// `(A^+)^T y = U S^-1 V^T y` (a row-space vector).
+    /// `(A^+)^T y` (a row-space vector): `U S^-1 V^T y`, or `(A A^T)^-1 A y`.
     pub(crate) fn transposed_solve(&self, y: &[f64]) -> Vec<f64> {
         let y = nalgebra::DVector::from_column_slice(y);
-        let mut c = &self.v_t * y;
-        for (c, s) in c.iter_mut().zip(&self.sigma) {
-            *c /= s;
+        match self {
+            PseudoInverse::Svd { u, sigma, v_t } => {
+                let mut c = v_t * y;
+                for (c, s) in c.iter_mut().zip(sigma) {
+                    *c /= s;
+                }
+                (u * c).iter().copied().collect()
+            }
+            PseudoInverse::Rows { a, gram } => {
+                // The least-norm z with A^T z = y's row-space part: A A^T z = A y,
+                // refined once.
+                let ay = a * &y;
+                let mut z = gram.solve(&ay);
+                let left = &ay - a * a.tr_mul(&z);
+                z += gram.solve(&left);
+                z.iter().copied().collect()
+            }
         }
-        (&self.u * c).iter().copied().collect()
     }
 
-    /// `(I - A^+ A) u = u - V V^T u`: `u`'s part in the null space of `A`.
+    /// `(I - A^+ A) u`: `u`'s part in the null space of `A` (`u - V V^T u`, or `u - A^+
+    /// (A u)`).
     pub(crate) fn null_part(&self, u: &[f64]) -> Vec<f64> {
-        let u = nalgebra::DVector::from_column_slice(u);
-        let along = self.v_t.tr_mul(&(&self.v_t * &u));
-        (u - along).iter().copied().collect()
+        match self {
+            PseudoInverse::Svd { v_t, .. } => {
+                let u = nalgebra::DVector::from_column_slice(u);
+                let along = v_t.tr_mul(&(v_t * &u));
+                (u - along).iter().copied().collect()
+            }
+            PseudoInverse::Rows { a, .. } => {
+                let au: Vec<f64> = (a * nalgebra::DVector::from_column_slice(u))
+                    .iter()
+                    .copied()
+                    .collect();
+                let along = self.solve(&au);
+                u.iter().zip(&along).map(|(x, p)| x - p).collect()
+            }
+        }
     }
 }
 
@@ -431,6 +485,47 @@ mod tests {
         m.set_column(2, &nalgebra::DVector::zeros(5));
         assert_eq!(rank(m.as_slice(), 5, 4), 3);
         assert_eq!(rank(&[], 0, 0), 0);
+    }
+
+    /// The pseudo-inverse through the rows (independent rows, the rank given) solves,
+    /// transposes and projects like the one by singular values, to 1e-12.
+    #[test]
+    fn pseudo_inverse_through_the_rows_matches_the_svd() {
+        let (rows, cols) = (7, 11);
+        let a = nalgebra::DMatrix::from_fn(rows, cols, |i, j| {
+            if (i + 3 * j) % 4 == 0 {
+                0.0
+            } else {
+                (1.3 * i as f64 + 0.7 * j as f64).sin() + if i == j { 2.0 } else { 0.0 }
+            }
+        });
+        let mut step = DenseStep::new(rows, cols);
+        let jac = TangentJacobian {
+            rows,
+            columns: cols,
+            entries: (0..rows)
+                .flat_map(|i| (0..cols).map(move |j| (i as u32, j as u32)))
+                .map(|(i, j)| (i, j, a[(i as usize, j as usize)]))
+                .collect(),
+        };
+        let col_of: Vec<usize> = (0..cols).collect();
+        step.fill(&jac, &col_of, &[1.0; 11]);
+        let by_rows = step.pseudo_inverse(Some(rows));
+        let by_svd = step.pseudo_inverse(None);
+        assert!(matches!(by_rows, PseudoInverse::Rows { .. }));
+        assert!(matches!(by_svd, PseudoInverse::Svd { .. }));
+        let b: Vec<f64> = (0..rows).map(|k| (k as f64 * 0.9).cos()).collect();
+        let u: Vec<f64> = (0..cols).map(|k| (k as f64 * 0.4).sin()).collect();
+        for (x, y) in [
+            (by_rows.solve(&b), by_svd.solve(&b)),
+            (by_rows.transposed_solve(&u), by_svd.transposed_solve(&u)),
+            (by_rows.null_part(&u), by_svd.null_part(&u)),
+        ] {
+            assert_eq!(x.len(), y.len());
+            for (p, q) in x.iter().zip(&y) {
+                assert!((p - q).abs() < 1e-12 * (1.0 + q.abs()), "{p} vs {q}");
+            }
+        }
     }
 
     /// The Cholesky solve against nalgebra's, on `A^T A + mu I` of a sparse-ish `A`.
