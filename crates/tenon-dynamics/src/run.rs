@@ -606,16 +606,6 @@ fn weights(system: &System) -> Vec<f64> {
         .collect()
 }
 
-/// `out += J^T y` over the rows of `jac` (positions in `y` by `jac`'s row), `y` given for
-/// the run's rows.
-pub(crate) fn add_transposed(jac: &TangentJacobian, y: &[f64], out: &mut [f64]) {
-    for &(r, c, v) in &jac.entries {
-        if let (Some(&m), Some(slot)) = (y.get(r as usize), out.get_mut(c as usize)) {
-            *slot += v * m;
-        }
-    }
-}
-
 /// `J x`, one value per row of `jac`.
 pub(crate) fn times(jac: &TangentJacobian, x: &[f64]) -> Vec<f64> {
     let mut out = vec![0.0; jac.rows];

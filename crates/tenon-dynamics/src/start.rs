@@ -19,8 +19,7 @@ use crate::bodies::Placed;
 use crate::error::DynamicsError;
 use crate::kkt::Kkt;
 use crate::run::{
-    add_transposed, largest, mass_times, times, Event, EventKind, GivenRate, Inputs, Run,
-    StartVelocities,
+    largest, mass_times, times, Event, EventKind, GivenRate, Inputs, Run, StartVelocities,
 };
 
 /// A row whose part outside the span of the rows before it is below this fraction of
@@ -450,7 +449,7 @@ pub(crate) fn solve_refined(
     let (mut x, mut y) = kkt.solve(f, b)?;
     for _ in 0..REFINEMENTS {
         let mut top = mass_times(placed, &x);
-        add_transposed(jac, &spread(&y, active, jac.rows), &mut top);
+        jac.add_transposed(&spread(&y, active, jac.rows), &mut top);
         let rf: Vec<f64> = f.iter().zip(&top).map(|(a, b)| a - b).collect();
         let jx = pick(&times(jac, &x), active);
         let rb: Vec<f64> = b

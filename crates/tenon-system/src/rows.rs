@@ -193,11 +193,7 @@ impl RowEvaluator {
     /// [`RowEvaluator::fold`], from the tapes' partial derivatives.
     pub fn add_transposed(&mut self, compiled: &Compiled, y: &[f64], out: &mut [f64]) {
         if self.folded {
-            for &(r, c, v) in &self.jacobian.entries {
-                if let (Some(&m), Some(slot)) = (y.get(r as usize), out.get_mut(c as usize)) {
-                    *slot += v * m;
-                }
-            }
+            self.jacobian.add_transposed(y, out);
             return;
         }
         for piece in &mut self.pieces {

@@ -167,6 +167,16 @@ pub struct TangentJacobian {
 }
 
 impl TangentJacobian {
+    /// `out += J^T y` (`y` one value per row, `out` one per column; entries out of
+    /// either's range are skipped).
+    pub fn add_transposed(&self, y: &[f64], out: &mut [f64]) {
+        for &(r, c, v) in &self.entries {
+            if let (Some(&m), Some(slot)) = (y.get(r as usize), out.get_mut(c as usize)) {
+                *slot += v * m;
+            }
+        }
+    }
+
     /// Row-major dense form.
     pub fn to_dense(&self) -> Vec<f64> {
         let mut m = vec![0.0; self.rows * self.columns];
