@@ -13,6 +13,7 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::batch::{Batch, BatchBuilder, MIN_BATCH};
 use crate::error::ExprError;
 use crate::graph::{ExprGraph, MAX_POWI};
 use crate::node::{Binary, ExprId, Node, SplineId, Unary, VarId};
@@ -285,7 +286,7 @@ impl ExprGraph {
         if let Some(v) = needed.foreign {
             return Err(ExprError::NotAColumn(v));
         }
-        let (residual, full) = with_instances(
+        let (residual, full, batches) = with_instances(
             &self.templates,
             (residual, full),
             &instances,
@@ -304,6 +305,7 @@ impl ExprGraph {
         Ok(CompiledParts {
             residual,
             full,
+            batches,
             constant_entries,
             consts: consts.values,
             pattern,
@@ -375,6 +377,9 @@ impl ExprGraph {
 pub(crate) struct CompiledParts {
     pub(crate) residual: Code,
     pub(crate) full: Code,
+    /// Instances run side by side after the residual and the full stream (none in a
+    /// template's parts).
+    pub(crate) batches: (Vec<Batch>, Vec<Batch>),
     pub(crate) constant_entries: Vec<(u32, f64)>,
     pub(crate) consts: Vec<f64>,
     pub(crate) pattern: JacobianPattern,
@@ -387,6 +392,8 @@ impl CompiledParts {
         Tape {
             residual_code: self.residual.narrowed(),
             full_code: self.full.narrowed(),
+            residual_batches: self.batches.0,
+            full_batches: self.batches.1,
             constant_entries: self.constant_entries,
             id: next_tape_id(),
             consts: self.consts,
@@ -437,25 +444,30 @@ impl Instances {
     }
 }
 
-/// The scheduled streams of a compile with its instances appended: built narrow
-/// directly where every slot fits `u16` (the usual case; a large cluster's streams are
-/// tens of megabytes, and building them wide to copy them narrow touched twice the
-/// memory), wide otherwise. Without instances the streams stay wide (templates are kept
-/// in that form).
+/// Instances run side by side after the residual and the full stream.
+type Batches = (Vec<Batch>, Vec<Batch>);
+
+/// The scheduled streams of a compile with its instances: the instances of a template
+/// used [`MIN_BATCH`] times or more run as batches (module `batch`); the others are
+/// appended to the streams, built narrow directly where every slot fits `u16` (the
+/// usual case; building them wide to copy them narrow touched twice the memory), wide
+/// otherwise. Without instances the streams stay wide (templates are kept in that form).
 fn with_instances(
     templates: &crate::shape::Templates,
     (mut residual, mut full): (Stream<u32>, Stream<u32>),
     instances: &Instances,
     consts: &mut ConstPool,
     needed: &mut Needed<'_>,
-) -> (Code, Code) {
+) -> (Code, Code, Batches) {
     if instances.is_empty() {
-        return (Code::Wide(residual), Code::Wide(full));
+        return (Code::Wide(residual), Code::Wide(full), Batches::default());
     }
+    let (batches, batched) = batches_of(templates, instances, consts, needed);
+    let copied = |t: u32| !batched.get(t as usize).copied().unwrap_or(false);
     // Sized once: growing the streams by doubling copied them again and again.
     let (mut more_residual, mut more_full) = (0, 0);
     let mut slots = residual.slots.max(full.slots);
-    for inst in &instances.list {
+    for inst in instances.list.iter().filter(|i| copied(i.template)) {
         if let Some(t) = templates.get(inst.template) {
             more_residual += t.parts.residual.len();
             more_full += t.parts.full.len();
@@ -468,8 +480,15 @@ fn with_instances(
         if let (Some(mut r), Some(mut f)) = (narrow_copy(&residual), narrow_copy(&full)) {
             r.instrs.reserve_exact(more_residual);
             f.instrs.reserve_exact(more_full);
-            if append_all(templates, (&mut r, &mut f), instances, consts, needed) {
-                return (Code::Narrow(r), Code::Narrow(f));
+            if append_all(
+                templates,
+                (&mut r, &mut f),
+                instances,
+                &copied,
+                consts,
+                needed,
+            ) {
+                return (Code::Narrow(r), Code::Narrow(f), batches);
             }
         }
     }
@@ -479,22 +498,99 @@ fn with_instances(
         templates,
         (&mut residual, &mut full),
         instances,
+        &copied,
         consts,
         needed,
     );
-    (Code::Wide(residual), Code::Wide(full))
+    (Code::Wide(residual), Code::Wide(full), batches)
 }
 
-/// Appends every instance's residual and full streams; false when an instruction does
-/// not fit the streams' slot type (nothing can be concluded from the streams then).
+/// The batches of the templates used [`MIN_BATCH`] times or more, in the order of
+/// their first instances, and per template whether it is batched.
+fn batches_of(
+    templates: &crate::shape::Templates,
+    instances: &Instances,
+    consts: &mut ConstPool,
+    needed: &mut Needed<'_>,
+) -> (Batches, Vec<bool>) {
+    let mut count = vec![0usize; templates.len()];
+    for inst in &instances.list {
+        if let Some(c) = count.get_mut(inst.template as usize) {
+            *c += 1;
+        }
+    }
+    let mut builder_of: Vec<Option<usize>> = vec![None; templates.len()];
+    let mut builders: Vec<(u32, BatchBuilder, BatchBuilder)> = Vec::new();
+    for inst in &instances.list {
+        let t = inst.template as usize;
+        let (Some(&n), Some(arc)) = (count.get(t), templates.shared(inst.template)) else {
+            continue;
+        };
+        if n < MIN_BATCH {
+            continue;
+        }
+        let k = match builder_of.get(t).copied().flatten() {
+            Some(k) => k,
+            None => {
+                builders.push((
+                    inst.template,
+                    BatchBuilder::new(arc.clone(), false, n),
+                    BatchBuilder::new(arc, true, n),
+                ));
+                if let Some(slot) = builder_of.get_mut(t) {
+                    *slot = Some(builders.len() - 1);
+                }
+                builders.len() - 1
+            }
+        };
+        let map = instances.map(inst);
+        if let Some((_, residual, full)) = builders.get_mut(k) {
+            for builder in [residual, full] {
+                let template = builder.template_arc();
+                builder.add(
+                    |op, index| {
+                        let (op, index) =
+                            map.load(&template, op, index, &mut |bits| consts.get(bits));
+                        match op {
+                            Op::LoadVar => needed.vars = needed.vars.max(index as usize + 1),
+                            Op::LoadParam => needed.params = needed.params.max(index as usize + 1),
+                            _ => {}
+                        }
+                        (op, index)
+                    },
+                    |c| map.cell(&template, c),
+                );
+            }
+        }
+    }
+    let mut batched = vec![false; templates.len()];
+    let (mut residual_batches, mut full_batches) = (Vec::new(), Vec::new());
+    for (t, residual, full) in builders {
+        // A batch that could not take every instance (not expected) leaves them all
+        // to be copied into the streams.
+        if let (Some(r), Some(f)) = (residual.finish(), full.finish()) {
+            residual_batches.push(r);
+            full_batches.push(f);
+            if let Some(b) = batched.get_mut(t as usize) {
+                *b = true;
+            }
+        }
+    }
+    ((residual_batches, full_batches), batched)
+}
+
+/// Appends the residual and full streams of every instance whose template `copied`
+/// says is copied; false when an instruction does not fit the streams' slot type
+/// (nothing can be concluded from the streams then).
 fn append_all<D: SlotIndex>(
     templates: &crate::shape::Templates,
     (residual, full): (&mut Stream<D>, &mut Stream<D>),
     instances: &Instances,
+    copied: &dyn Fn(u32) -> bool,
     consts: &mut ConstPool,
     needed: &mut Needed<'_>,
 ) -> bool {
-    for inst in &instances.list {
+    for inst in instances.list.iter().filter(|i| copied(i.template)) {
         let Some(t) = templates.get(inst.template) else {
             continue;
         };

@@ -43,6 +43,7 @@
 
 #![warn(missing_docs)]
 
+mod batch;
 mod compile;
 mod deriv;
 mod error;

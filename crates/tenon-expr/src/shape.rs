@@ -161,6 +161,16 @@ impl Templates {
     pub(crate) fn get(&self, k: u32) -> Option<&Template> {
         self.list.get(k as usize).map(|t| &**t)
     }
+
+    /// Template `k`, shared.
+    pub(crate) fn shared(&self, k: u32) -> Option<Arc<Template>> {
+        self.list.get(k as usize).cloned()
+    }
+
+    /// Number of templates.
+    pub(crate) fn len(&self) -> usize {
+        self.list.len()
+    }
 }
 
 /// Most templates the process-wide cache keeps (a template is a few kilobytes; shapes

@@ -15,6 +15,7 @@
 //! workspace and buffers that [`Tape::eval`] has checked; evaluation therefore cannot go
 //! out of bounds.
 
+use crate::batch::{Batch, Lanes, LANES};
 use crate::error::ExprError;
 use crate::node::{powi, Binary, Unary};
 
@@ -263,7 +264,7 @@ impl Code {
         }
     }
 
-    fn arithmetic(&self) -> usize {
+    pub(crate) fn arithmetic(&self) -> usize {
         match self {
             Code::Narrow(s) => s.instrs.iter().filter(|i| i.op.is_arithmetic()).count(),
             Code::Wide(s) => s.instrs.iter().filter(|i| i.op.is_arithmetic()).count(),
@@ -280,10 +281,10 @@ impl Code {
 
 /// What instructions load from.
 #[derive(Clone, Copy)]
-struct Inputs<'a> {
-    vars: &'a [f64],
-    params: &'a [f64],
-    consts: &'a [f64],
+pub(crate) struct Inputs<'a> {
+    pub(crate) vars: &'a [f64],
+    pub(crate) params: &'a [f64],
+    pub(crate) consts: &'a [f64],
 }
 
 /// The sparsity pattern of a compiled Jacobian, row-major (CSR): row `r` holds the
@@ -340,6 +341,9 @@ impl JacobianPattern {
 pub struct Tape {
     pub(crate) residual_code: Code,
     pub(crate) full_code: Code,
+    /// Instances run side by side after each stream (module `batch`), per stream.
+    pub(crate) residual_batches: Vec<Batch>,
+    pub(crate) full_batches: Vec<Batch>,
     /// Output cells of Jacobian entries that are constants, with their values: written
     /// once by [`Tape::output`], never by evaluation.
     pub(crate) constant_entries: Vec<(u32, f64)>,
@@ -361,6 +365,8 @@ pub struct TapeWorkspace {
     wide: Vec<f64>,
     /// Output buffer of the copying forms [`Tape::eval`] and [`Tape::eval_residuals`].
     output: TapeOutput,
+    /// Lane memory of batched instances (grown to the largest batch run).
+    batch: Vec<Lanes>,
 }
 
 /// Results of an evaluation, owned by the caller and written in place: residuals and
@@ -462,6 +468,11 @@ impl Tape {
     /// evaluation cost; loads and stores not counted).
     pub fn instruction_count(&self) -> usize {
         self.full_code.arithmetic()
+            + self
+                .full_batches
+                .iter()
+                .map(Batch::arithmetic)
+                .sum::<usize>()
     }
 
     /// Number of value slots the full evaluation uses (its working set, in `f64`s).
@@ -490,6 +501,7 @@ impl Tape {
             narrow: NarrowMemory::take(),
             wide: vec![0.0; wide],
             output: self.output(),
+            batch: vec![[0.0; LANES]; self.batch_memory()],
         }
     }
 
@@ -522,7 +534,7 @@ impl Tape {
         params: &[f64],
         out: &mut TapeOutput,
     ) -> Result<(), ExprError> {
-        self.run_code(&self.full_code, ws, vars, params, out)
+        self.run_code((&self.full_code, &self.full_batches), ws, vars, params, out)
     }
 
     /// Evaluates the outputs only into `out` (its Jacobian values are left as they were).
@@ -533,12 +545,28 @@ impl Tape {
         params: &[f64],
         out: &mut TapeOutput,
     ) -> Result<(), ExprError> {
-        self.run_code(&self.residual_code, ws, vars, params, out)
+        self.run_code(
+            (&self.residual_code, &self.residual_batches),
+            ws,
+            vars,
+            params,
+            out,
+        )
+    }
+
+    /// Lane memory the largest batch needs.
+    fn batch_memory(&self) -> usize {
+        self.residual_batches
+            .iter()
+            .chain(&self.full_batches)
+            .map(Batch::memory)
+            .max()
+            .unwrap_or(0)
     }
 
     fn run_code(
         &self,
-        code: &Code,
+        (code, batches): (&Code, &[Batch]),
         ws: &mut TapeWorkspace,
         vars: &[f64],
         params: &[f64],
@@ -551,6 +579,15 @@ impl Tape {
             consts: &self.consts,
         };
         code.run(ws, inputs, &mut out.stored);
+        if !batches.is_empty() {
+            let need = self.batch_memory();
+            if ws.batch.len() < need {
+                ws.batch.resize(need, [0.0; LANES]);
+            }
+            for batch in batches {
+                batch.run(&mut ws.batch, inputs, &mut out.stored);
+            }
+        }
         Ok(())
     }
 

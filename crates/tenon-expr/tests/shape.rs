@@ -174,3 +174,80 @@ fn an_unknown_that_is_not_a_column_is_refused() {
         ExprError::NotAColumn(b)
     );
 }
+
+/// Many instances of one shape run as a batch (side by side, in lane groups); each
+/// instance computes exactly what it computes when it is the only one (its copy in the
+/// stream): bit for bit, residuals and Jacobian, through both streams, for instance
+/// counts that fill lane groups and that leave a last group part full.
+#[test]
+fn batched_instances_compute_what_their_copies_do() {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    for (case, instances) in [4usize, 7, 8, 9, 17, 33]
+        .into_iter()
+        .cycle()
+        .take(36)
+        .enumerate()
+    {
+        let exprs = proptest::collection::vec(arb_expr(3), 1..4)
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let mut g = ExprGraph::new();
+        let p = g.new_param("p");
+        let pe = g.param(p);
+        let mut columns: Vec<VarId> = Vec::new();
+        let mut outputs = Vec::new();
+        let mut groups = Vec::new();
+        for i in 0..instances {
+            let vars: Vec<VarId> = (0..3).map(|k| g.new_var(format!("x{i}.{k}"))).collect();
+            columns.extend(&vars);
+            // A model constant per instance (a leaf of the shape) and the parameter.
+            let offset = g.constant(1.25 + 0.37 * i as f64);
+            for e in &exprs {
+                let body = build(e, &mut g, &vars);
+                let moved = g.mul(pe, offset);
+                outputs.push(g.add(body, moved));
+                groups.push(i as u32);
+            }
+        }
+        let x: Vec<f64> = (0..columns.len())
+            .map(|k| 0.3 + 0.11 * k as f64 - 0.07 * (k * k % 5) as f64 + 0.01 * case as f64)
+            .collect();
+        let all = LocalColumns::new(&columns).unwrap();
+        let batched = g
+            .compile_local_by_shape_in(&outputs, &groups, &all)
+            .unwrap();
+        let (r, j) = run(&batched, &x, &[0.8]);
+        let mut residuals_only = batched.output();
+        batched
+            .evaluate_residuals(&mut batched.workspace(), &x, &[0.8], &mut residuals_only)
+            .unwrap();
+        let rows = exprs.len();
+        let mut entry = 0;
+        for i in 0..instances {
+            // The instance alone, over its own three columns.
+            let own = &columns[3 * i..3 * i + 3];
+            let one = g
+                .compile_local_by_shape_in(
+                    &outputs[rows * i..rows * (i + 1)],
+                    &vec![0; rows],
+                    &LocalColumns::new(own).unwrap(),
+                )
+                .unwrap();
+            let (r1, j1) = run(&one, &x[3 * i..3 * i + 3], &[0.8]);
+            let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+            for (k, &v) in r1.iter().enumerate() {
+                assert!(
+                    same(r[rows * i + k], v),
+                    "case {case}, instance {i}, row {k}"
+                );
+                assert!(same(residuals_only.residuals()[rows * i + k], v));
+            }
+            for &v in &j1 {
+                assert!(same(j[entry], v), "case {case}, instance {i}, entry");
+                entry += 1;
+            }
+        }
+        assert_eq!(entry, j.len());
+    }
+}

@@ -873,7 +873,7 @@ fn compile_raw_angles(
         .compile_local_by_shape_in(raws, &groups, columns)?)
 }
 
-fn owner_groups(system: &System, equations: &[usize], rows: usize) -> Vec<u32> {
+pub(crate) fn owner_groups(system: &System, equations: &[usize], rows: usize) -> Vec<u32> {
     let mut groups = Vec::with_capacity(rows);
     let mut label = 0u32;
     let mut last = None;

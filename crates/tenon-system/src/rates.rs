@@ -142,8 +142,11 @@ impl System {
             velocity_rhs.push(g.neg(c_t));
             acceleration_rhs.push(g.neg(gamma));
         }
-        let velocity_tape = g.compile_grouped(&velocity_rhs, &[])?;
-        let acceleration_tape = g.compile_grouped(&acceleration_rhs, &[])?;
+        // One shape per joint form, compiled once and instanced (like the residuals').
+        let groups = crate::cluster::owner_groups(self, rows, rows.len());
+        let g = &mut self.graph;
+        let velocity_tape = g.compile_by_shape(&velocity_rhs, &groups, &[])?;
+        let acceleration_tape = g.compile_by_shape(&acceleration_rhs, &groups, &[])?;
         Ok(RateTape {
             velocity_tape,
             acceleration_tape,
