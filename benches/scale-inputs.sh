@@ -7,7 +7,9 @@
 target="${CARGO_TARGET_DIR:-target}"
 out="${OUT:-$target/whole-process}"
 mkdir -p "$out"
-cargo build --release -q -p tenon-cli -p tenon --example scale
+# Two builds: with `--example`, cargo builds that example alone, not the command.
+cargo build --release -q -p tenon-cli
+cargo build --release -q -p tenon --example scale
 tenon="$target/release/tenon"
 scale="$target/release/examples/scale"
 

@@ -21,7 +21,7 @@ use crate::shape::Template;
 use crate::tape::{Code, Inputs, Op, SlotIndex, Stream};
 
 /// Instances evaluated together by each instruction.
-pub(crate) const LANES: usize = 8;
+pub(crate) const LANES: usize = 16;
 
 /// Fewest instances of a template that are batched; a template with fewer has its
 /// instances copied into the stream (dispatching each is cheaper than a lane group's
