@@ -302,12 +302,22 @@ fn csv(m: &Mechanism, t: &Trajectory) -> String {
         header(m, (&first.parts, &first.joints), &mut out);
     }
     out.push_str(",max_residual\n");
+    let mut text = zmij::Buffer::new();
     for f in &t.frames {
-        let _ = write!(out, "{}", f.time);
+        out.push_str(text.format(f.time));
         row((&f.parts, &f.joints), &mut out);
-        let _ = writeln!(out, ",{}", f.max_residual);
+        number(&mut out, f.max_residual);
+        out.push('\n');
     }
     out
+}
+
+/// `,x` with `x` in its shortest text that reads back to the same double (`NaN`, `inf`
+/// and `-inf` where not finite); the standard formatting took most of a large run's
+/// writing.
+pub(crate) fn number(out: &mut String, x: f64) {
+    out.push(',');
+    out.push_str(zmij::Buffer::new().format(x));
 }
 
 /// The CSV columns of a frame's parts and joint coordinates (each after a comma).
@@ -337,11 +347,12 @@ pub(crate) fn header(
 pub(crate) fn row((parts, joints): (&[tenon::PartFrame], &[tenon::JointFrame]), out: &mut String) {
     for p in parts {
         for x in part_numbers(p) {
-            let _ = write!(out, ",{x}");
+            number(out, x);
         }
     }
     for j in joints {
-        let _ = write!(out, ",{},{}", j.value, j.rate);
+        number(out, j.value);
+        number(out, j.rate);
     }
 }
 

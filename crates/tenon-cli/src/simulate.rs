@@ -2,7 +2,6 @@
 //! (CSV or JSON by the output's extension, atomically) with reactions, drive efforts and
 //! energies; a summary on stdout.
 
-use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
@@ -11,7 +10,7 @@ use serde_json::{json, Map, Value};
 use tenon::{DynamicEventKind, DynamicFrame, DynamicTrajectory, Mechanism, SimulationSettings};
 
 use crate::kinematics::{
-    field, header, joint_id, parts_and_joints_json, row, run_command, summary_text,
+    field, header, joint_id, number, parts_and_joints_json, row, run_command, summary_text,
     trajectory_json, with_progress, Written,
 };
 use crate::{bad_input, Failure};
@@ -119,24 +118,23 @@ fn csv(m: &Mechanism, t: &DynamicTrajectory) -> String {
         out.push_str(c);
     }
     out.push_str(",max_residual\n");
+    let mut text = zmij::Buffer::new();
     for f in &t.frames {
-        let _ = write!(out, "{}", f.time);
+        out.push_str(text.format(f.time));
         row((&f.parts, &f.joints), &mut out);
         for r in &f.reactions {
-            for x in r.force.iter().chain(&r.torque) {
-                let _ = write!(out, ",{x}");
+            for &x in r.force.iter().chain(&r.torque) {
+                number(&mut out, x);
             }
         }
         for e in &f.efforts {
-            let _ = write!(out, ",{}", e.effort);
+            number(&mut out, e.effort);
         }
         let e = f.energy;
-        let _ = write!(
-            out,
-            ",{},{},{},{}",
-            e.kinetic, e.potential, e.spring, e.work
-        );
-        let _ = writeln!(out, ",{}", f.max_residual);
+        for x in [e.kinetic, e.potential, e.spring, e.work, f.max_residual] {
+            number(&mut out, x);
+        }
+        out.push('\n');
     }
     out
 }
