@@ -31,7 +31,26 @@ pub(crate) struct BlockPlan {
     /// Per row and per column: its block and its position in the block.
     row_at: Vec<(u32, u32)>,
     col_at: Vec<(u32, u32)>,
+    /// Where the entries of the Jacobian the plan was made from go, in their order (a
+    /// run's Jacobians list their entries in the same order every frame).
+    scatter: Scatter,
 }
+
+/// The destination of each entry of one entry order: its `(row, column)` pattern, per
+/// entry its index in the blocks' dense storage or ([`COUPLED`] set) its place among
+/// the coupling entries, and the coupling entries `(row block, row in block, column)`
+/// grouped by row block.
+#[derive(Debug, Clone, Default)]
+struct Scatter {
+    pattern: Vec<(u32, u32)>,
+    target: Vec<u32>,
+    coupling: Vec<(u32, u32, u32)>,
+    coupling_start: Vec<u32>,
+    offset: Vec<usize>,
+}
+
+/// Marks a [`Scatter`] target as a coupling entry.
+const COUPLED: u32 = 1 << 31;
 
 impl BlockPlan {
     /// The plan of `jac`'s pattern, if it is square and structurally nonsingular with no
@@ -67,11 +86,72 @@ impl BlockPlan {
             }
             blocks.push((b.rows, b.columns));
         }
-        Some(BlockPlan {
+        let mut plan = BlockPlan {
             n,
             blocks,
             row_at,
             col_at,
+            scatter: Scatter::default(),
+        };
+        plan.scatter = plan.scatter_of(jac).unwrap_or_default();
+        Some(plan)
+    }
+
+    /// Each block's place in dense storage (row-major, end to end) and the total.
+    fn offsets(&self) -> Vec<usize> {
+        let mut offset = Vec::with_capacity(self.blocks.len() + 1);
+        let mut total = 0usize;
+        for (_, cols) in &self.blocks {
+            offset.push(total);
+            total += cols.len() * cols.len();
+        }
+        offset.push(total);
+        offset
+    }
+
+    /// Where `jac`'s entries go, in its order; `None` where an entry is outside the
+    /// plan or above the block diagonal.
+    fn scatter_of(&self, jac: &TangentJacobian) -> Option<Scatter> {
+        let offset = self.offsets();
+        let mut target = Vec::with_capacity(jac.entries.len());
+        // (row block, row in block, column, entry), grouped by row block below.
+        let mut coupled: Vec<(u32, u32, u32, u32)> = Vec::new();
+        for (e, &(r, c, _)) in jac.entries.iter().enumerate() {
+            let (&(rb, ri), &(cb, ci)) =
+                (self.row_at.get(r as usize)?, self.col_at.get(c as usize)?);
+            if rb as usize >= self.blocks.len() || cb as usize >= self.blocks.len() {
+                return None;
+            }
+            if rb == cb {
+                let m = self.blocks[rb as usize].1.len();
+                let at = offset[rb as usize] + ri as usize * m + ci as usize;
+                target.push(u32::try_from(at).ok().filter(|&t| t < COUPLED)?);
+            } else if cb < rb {
+                coupled.push((rb, ri, c, e as u32));
+                target.push(COUPLED);
+            } else {
+                return None;
+            }
+        }
+        coupled.sort_by_key(|&(rb, ..)| rb);
+        let mut coupling_start = vec![0u32; self.blocks.len() + 1];
+        let mut coupling = Vec::with_capacity(coupled.len());
+        for (k, &(rb, ri, c, e)) in coupled.iter().enumerate() {
+            coupling_start[rb as usize + 1] += 1;
+            coupling.push((rb, ri, c));
+            if let Some(t) = target.get_mut(e as usize) {
+                *t = COUPLED | u32::try_from(k).ok().filter(|&k| k < COUPLED)?;
+            }
+        }
+        for k in 0..self.blocks.len() {
+            coupling_start[k + 1] += coupling_start[k];
+        }
+        Some(Scatter {
+            pattern: jac.entries.iter().map(|&(r, c, _)| (r, c)).collect(),
+            target,
+            coupling,
+            coupling_start,
+            offset,
         })
     }
 
@@ -81,43 +161,36 @@ impl BlockPlan {
         if jac.rows != self.n || jac.columns != self.n {
             return None;
         }
-        // Each block's dense matrix (row-major) at `offset[k]`.
-        let mut offset = Vec::with_capacity(self.blocks.len() + 1);
-        let mut total = 0usize;
-        for (_, cols) in &self.blocks {
-            offset.push(total);
-            total += cols.len() * cols.len();
+        let scatter = &self.scatter;
+        let same_order = scatter.pattern.len() == jac.entries.len()
+            && scatter
+                .pattern
+                .iter()
+                .zip(&jac.entries)
+                .all(|(&(r, c), &(s, d, _))| r == s && c == d);
+        if !same_order {
+            return self.factor_scattered(jac, &self.scatter_of(jac)?);
         }
-        offset.push(total);
+        self.factor_scattered(jac, scatter)
+    }
+
+    /// [`factor`](Self::factor) with `scatter` made for `jac`'s entry order.
+    fn factor_scattered(&self, jac: &TangentJacobian, scatter: &Scatter) -> Option<BlockFactors> {
+        let offset = scatter.offset.clone();
+        let total = offset.last().copied().unwrap_or(0);
         let mut dense = vec![0.0; total];
-        // Entries coupling a block's rows to earlier blocks' columns: (row, column,
-        // value), grouped by the row's block afterwards.
-        let mut coupling: Vec<(u32, u32, u32, f64)> = Vec::new();
-        for &(r, c, v) in &jac.entries {
-            let (Some(&(rb, ri)), Some(&(cb, ci))) =
-                (self.row_at.get(r as usize), self.col_at.get(c as usize))
-            else {
-                return None;
-            };
-            if rb as usize >= self.blocks.len() || cb as usize >= self.blocks.len() {
-                return None;
-            }
-            if rb == cb {
-                let m = self.blocks[rb as usize].1.len();
-                dense[offset[rb as usize] + ri as usize * m + ci as usize] += v;
-            } else if cb < rb {
-                coupling.push((rb, ri, c, v));
+        let mut coupling: Vec<(u32, u32, u32, f64)> = scatter
+            .coupling
+            .iter()
+            .map(|&(rb, ri, c)| (rb, ri, c, 0.0))
+            .collect();
+        for (&(_, _, v), &t) in jac.entries.iter().zip(&scatter.target) {
+            let k = (t & !COUPLED) as usize;
+            if t & COUPLED == 0 {
+                *dense.get_mut(k)? += v;
             } else {
-                return None;
+                coupling.get_mut(k)?.3 = v;
             }
-        }
-        coupling.sort_by_key(|&(rb, ..)| rb);
-        let mut coupling_start = vec![0u32; self.blocks.len() + 1];
-        for &(rb, ..) in &coupling {
-            coupling_start[rb as usize + 1] += 1;
-        }
-        for k in 0..self.blocks.len() {
-            coupling_start[k + 1] += coupling_start[k];
         }
         let mut pivots = vec![0u32; self.n];
         let mut first_pivot = 0;
@@ -135,7 +208,7 @@ impl BlockPlan {
             dense,
             pivots,
             coupling,
-            coupling_start,
+            coupling_start: scatter.coupling_start.clone(),
         })
     }
 }
@@ -284,6 +357,16 @@ mod tests {
         let b: Vec<f64> = (0..n).map(|k| (f64::from(k) * 0.37).sin()).collect();
         let x = plan.factor(&jac).unwrap().solve(&plan, &b).unwrap();
         assert!(residual(&jac, &x, &b) < 1e-12);
+        // The same matrix with its entries in another order (not the plan's): placed
+        // afresh, the same solution.
+        let mut shuffled = jac.clone();
+        shuffled.entries.reverse();
+        shuffled.entries.swap(3, 40);
+        let y = plan.factor(&shuffled).unwrap().solve(&plan, &b).unwrap();
+        assert!(x
+            .iter()
+            .zip(&y)
+            .all(|(u, v)| (u - v).abs() <= 1e-14 * (1.0 + u.abs())));
         // Blocks of 2 columns over a limit of 1: no plan.
         assert!(BlockPlan::new(&jac, 1).is_none());
         // An empty column: structurally singular, no plan.
