@@ -16,14 +16,18 @@ impl KinematicRun {
     /// Corrects a predicted state by chord steps with the last frame's Jacobian (its
     /// matrix is still filled, or its blocks factored): `x <- x - J^+ r`, up to
     /// [`MAX_CHORD_STEPS`], each to be at least four times smaller than the one before.
-    /// Returns the largest residual when they converge; else puts the prediction back
-    /// and returns `None`.
+    /// Returns the largest residual when they converge, and whether the evaluator holds
+    /// the Jacobian at the final state; else puts the prediction back and returns `None`.
+    ///
+    /// The evaluation the last frame's chord ended on is made a full one (residuals and
+    /// Jacobian, formed once converged): a run's frames mostly take the same number of
+    /// steps, and the rates then reuse it rather than evaluate the same state again.
     pub(super) fn chord(
         &mut self,
         problem: &Problem<'_>,
         state: &mut [f64],
         params: &mut [f64],
-    ) -> Result<Option<f64>, SolveError> {
+    ) -> Result<Option<(f64, bool)>, SolveError> {
         // A square Jacobian factored block by block at the last frame: exact chord steps
         // (the solution is unique, so unweighted); else the regularised normal equations.
         let blocks = match (self.block_factors.as_ref(), self.block_plan.get()) {
@@ -43,20 +47,34 @@ impl KinematicRun {
         let predicted = (state.to_vec(), params.to_vec());
         let mut last = f64::INFINITY;
         let mut converged = None;
-        for _ in 0..MAX_CHORD_STEPS {
-            self.evaluator.evaluate_residuals(
-                problem.compiled,
-                &mut self.scratch,
-                state,
-                params,
-            )?;
+        for k in 0..MAX_CHORD_STEPS {
+            let full = k + 1 == self.chord_evaluations;
+            if full {
+                self.evaluator.evaluate_unfolded(
+                    problem.compiled,
+                    &mut self.scratch,
+                    state,
+                    params,
+                )?;
+            } else {
+                self.evaluator.evaluate_residuals(
+                    problem.compiled,
+                    &mut self.scratch,
+                    state,
+                    params,
+                )?;
+            }
             let r = self.evaluator.residuals();
             let largest = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
             if !largest.is_finite() || largest > 0.25 * last {
                 break;
             }
             if self.holds(r) {
-                converged = Some(largest);
+                if full {
+                    self.evaluator.fold(problem.compiled);
+                }
+                converged = Some((largest, full));
+                self.chord_evaluations = k + 1;
                 break;
             }
             last = largest;
@@ -77,6 +95,7 @@ impl KinematicRun {
             self.factor = Some(steps.into_factor());
         }
         if converged.is_none() {
+            self.chord_evaluations = 0;
             state.copy_from_slice(&predicted.0);
             params.copy_from_slice(&predicted.1);
         }

@@ -159,6 +159,9 @@ pub struct KinematicRun {
     previous: Option<(f64, Vec<f64>)>,
     /// Frames since chord steps last stalled.
     since_chord_failed: usize,
+    /// Evaluations the last frame's chord steps took to converge (0: none yet, or they
+    /// stalled); the chord makes that one a full evaluation (see `correct`).
+    chord_evaluations: usize,
 }
 
 /// The equations a run holds: joints, drives and motions.
@@ -236,6 +239,7 @@ impl KinematicRun {
             singular: false,
             previous: None,
             since_chord_failed: usize::MAX,
+            chord_evaluations: 0,
         })
     }
 
@@ -289,9 +293,12 @@ impl KinematicRun {
         if h != 0.0 && system.limits().is_empty() {
             self.since_chord_failed = self.since_chord_failed.saturating_add(1);
             if self.since_chord_failed > CHORD_RETRY {
-                corrected = self.chord(problem, &mut state, &mut params)?;
-                if corrected.is_none() {
-                    self.since_chord_failed = 0;
+                match self.chord(problem, &mut state, &mut params)? {
+                    Some((largest, full)) => {
+                        corrected = Some(largest);
+                        evaluated = full;
+                    }
+                    None => self.since_chord_failed = 0,
                 }
             }
             if corrected.is_none() && system.tangent_dimension() <= self.options.dense_columns {
