@@ -19,6 +19,9 @@ pub struct RowEvaluator {
     /// Whether `jacobian` holds the last full evaluation (else only the tapes' own
     /// partial derivatives do, until [`RowEvaluator::fold`]).
     folded: bool,
+    /// Whether `jacobian`'s entries are in the order a fold emits them, each emitted
+    /// entry kept (a later fold then writes the values alone, in place).
+    fold_layout: bool,
     state_len: usize,
 }
 
@@ -115,6 +118,7 @@ impl System {
                 entries: Vec::new(),
             },
             folded: true,
+            fold_layout: false,
             state_len: self.state_len(),
         }
     }
@@ -165,7 +169,33 @@ impl RowEvaluator {
             return;
         }
         self.folded = true;
+        // The positions are the pattern's and the same every time: after the first fold
+        // only the values are written, in the order they are emitted.
+        if self.fold_layout {
+            let entries = &mut self.jacobian.entries;
+            let mut k = 0;
+            for piece in &self.pieces {
+                let Some(cluster) = piece_cluster(compiled, piece.cluster) else {
+                    continue;
+                };
+                cluster.tangent_jacobian_with(
+                    &piece.local,
+                    &piece.out,
+                    &piece.local_rows,
+                    |_, _, v| {
+                        if let Some(entry) = entries.get_mut(k) {
+                            entry.2 = v;
+                        }
+                        k += 1;
+                    },
+                );
+            }
+            if k == entries.len() {
+                return;
+            }
+        }
         self.jacobian.entries.clear();
+        let mut emitted = 0usize;
         for piece in &self.pieces {
             let Some(cluster) = piece_cluster(compiled, piece.cluster) else {
                 continue;
@@ -178,6 +208,7 @@ impl RowEvaluator {
                 &piece.out,
                 &piece.local_rows,
                 |i, c, v| {
+                    emitted += 1;
                     if let (Some(&p), Some(&c)) =
                         (positions.get(i as usize), columns.get(c as usize))
                     {
@@ -186,6 +217,7 @@ impl RowEvaluator {
                 },
             );
         }
+        self.fold_layout = emitted == self.jacobian.entries.len();
     }
 
     /// `out += J^T y` with the Jacobian of the last full evaluation (`y` one value per
