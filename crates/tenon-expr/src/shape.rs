@@ -16,7 +16,9 @@
 //! finds its shapes compiled): its symbolic Jacobian with respect to its unknowns, and its two
 //! instruction streams. Each group is then an *instance*: the template's instructions
 //! copied with loads redirected to the group's own unknowns, parameters and constants
-//! and stores to its rows' output cells.
+//! and stores to its rows' output cells, or, for a template with many instances, only
+//! those loads and cells, the template's streams run over the instances side by side
+//! (module `batch`).
 //!
 //! The price is sharing between groups: a subexpression used by two joints (a part's
 //! rotation matrix) is computed by each. The gain is that compilation costs one walk of

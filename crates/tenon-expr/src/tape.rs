@@ -5,7 +5,9 @@
 //! together. Each stream is a register program over a small set of reusable slots:
 //! instructions load unknowns, parameters and constants when first needed, compute, and
 //! store finished outputs and Jacobian entries straight into the caller's buffers, in
-//! order. Because instructions follow the rows (a residual, then its Jacobian entries,
+//! order; instances of a template used many times run after the stream as batches
+//! (module `batch`), their values stored the same way. Because instructions follow the
+//! rows (a residual, then its Jacobian entries,
 //! then the next row) and a slot is reused once its value's last reader has run, the
 //! working set stays in cache however large the system is. Evaluation writes only into
 //! buffers the caller owns and allocates nothing.
