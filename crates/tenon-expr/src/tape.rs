@@ -291,7 +291,7 @@ pub(crate) struct Inputs<'a> {
 
 /// The sparsity pattern of a compiled Jacobian, row-major (CSR): row `r` holds the
 /// columns `cols[row_start[r]..row_start[r + 1]]`, ascending. Rows are outputs and
-/// columns are the unknowns in the order given to [`ExprGraph::compile`].
+/// columns are the unknowns in the order given to [`ExprGraph::compile`](crate::ExprGraph::compile).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JacobianPattern {
     pub(crate) rows: usize,
