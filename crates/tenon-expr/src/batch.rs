@@ -2,8 +2,9 @@
 //!
 //! A large assembly's tape holds thousands of instances of a few templates (module
 //! `shape`): a chain's revolutes are one template read at different unknowns. Copied
-//! into the stream one after another, each instance pays the interpreter's dispatch for
-//! every instruction, about eighteen machine instructions for one addition, and the
+//! into the stream one after another, each instance pays the interpreter's dispatch and
+//! decoding for every instruction (about eighteen machine instructions for one addition,
+//! with its operand loads and stores), and the
 //! copies themselves fill megabytes. A [`Batch`] keeps the template's stream once and,
 //! per instance, only where its loads read and where its stores go. Each template
 //! instruction then runs over [`LANES`] instances at once in a slot memory laid out
