@@ -141,7 +141,7 @@ fn plan_of<S: SlotIndex>(stream: &Stream<S>) -> (Vec<(Op, u32)>, Vec<u32>) {
     let mut cells = Vec::new();
     for ins in &stream.instrs {
         if matches!(ins.op, Op::LoadVar | Op::LoadParam | Op::LoadConst) {
-            let index = (ins.a[0].get() | (ins.a[1].get() << 16)) as u32;
+            let index = ins.load_index() as u32;
             loads.push((ins.op, index));
         }
         if ins.out != 0 {

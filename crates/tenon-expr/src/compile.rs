@@ -635,7 +635,7 @@ fn append_instance<S: SlotIndex, D: SlotIndex>(
             return false;
         };
         if matches!(instr.op, Op::LoadVar | Op::LoadParam | Op::LoadConst) {
-            let index = instr.a[0] | (instr.a[1] << 16);
+            let index = instr.load_index() as u32;
             let (op, index) = map.load(template, instr.op, index, &mut |bits| consts.get(bits));
             match op {
                 Op::LoadVar => needed.vars = needed.vars.max(index as usize + 1),

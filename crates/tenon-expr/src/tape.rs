@@ -165,6 +165,13 @@ pub(crate) struct Instr<S> {
 }
 
 impl<S: SlotIndex> Instr<S> {
+    /// A load's index (into the unknowns, parameters or constants), kept in operands 0
+    /// and 1 as its low and high 16 bits.
+    #[inline(always)]
+    pub(crate) fn load_index(&self) -> usize {
+        self.a[0].get() | (self.a[1].get() << 16)
+    }
+
     /// The same instruction with every slot (destination and slot operands) mapped
     /// through `f`; non-slot operands (load indices, exponents) are carried over.
     pub(crate) fn map<T: SlotIndex>(self, f: impl Fn(S) -> Option<T>) -> Option<Instr<T>> {
@@ -706,7 +713,7 @@ fn run<S: SlotIndex>(
     for ins in &stream.instrs {
         let a = &ins.a;
         let at = |k: usize| S::read(s, a[k]);
-        let index = || a[0].get() | (a[1].get() << 16);
+        let index = || ins.load_index();
         let v = match ins.op {
             Op::LoadVar => inputs.vars[index()],
             Op::LoadParam => inputs.params[index()],
