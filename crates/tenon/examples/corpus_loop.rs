@@ -1,9 +1,11 @@
 //! Builds and solves one assembly file (`.asmt` or JSON) from its text many times (for
 //! profilers).
 //!
-//! `cargo run --release -p tenon --example corpus_loop -- FILE [N] [build|kinematics|phases]`
+//! `cargo run --release -p tenon --example corpus_loop -- FILE [N] [build|kinematics|phases] [END]`
 //! (`build`: build only, no solve; `kinematics`: an `.asmt` file's kinematic run over the
-//! times of its own TimeSeries, from the text, as the `kinematics` benchmark does;
+//! times of its own TimeSeries, from the text, as the `kinematics` benchmark does (a JSON
+//! file's from 0 to `END`, 1 by default, at steps of 0.001, as the benchmark's moving
+//! chains);
 //! `phases`: read, build and solve timed apart, microseconds per run each)
 use std::process::ExitCode;
 
@@ -15,6 +17,7 @@ fn main() -> ExitCode {
     };
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1000);
     let mode = args.next();
+    let end: f64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(1.0);
     let build_only = mode.as_deref() == Some("build");
     let kinematics = mode.as_deref() == Some("kinematics");
     let phases = mode.as_deref() == Some("phases");
@@ -26,7 +29,13 @@ fn main() -> ExitCode {
         }
     };
     // A kinematic run's times, read once (outside the timed loop, as the benchmark).
-    let settings = match kinematics.then(|| run_settings(&text)) {
+    let settings = match kinematics.then(|| {
+        if path.ends_with(".json") {
+            tenon::RunSettings::new(0.0, end, 0.001, None).map_err(|e| e.to_string())
+        } else {
+            run_settings(&text)
+        }
+    }) {
         Some(Err(e)) => {
             eprintln!("{path}: {e}");
             return ExitCode::FAILURE;

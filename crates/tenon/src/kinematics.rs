@@ -501,6 +501,9 @@ struct Tracked {
     coordinate: tenon_model::Coordinate,
     i: (PartKey, tenon_model::Pose),
     j: (PartKey, tenon_model::Pose),
+    /// Where parts `i` and `j` are among a frame's parts (the system's free parts, in
+    /// order), if they move.
+    at: (Option<usize>, Option<usize>),
     last: f64,
 }
 
@@ -543,6 +546,14 @@ impl Coordinates {
         // The parts' current poses, looked up by key (a search per joint was quadratic
         // in the parts).
         let poses = m.poses();
+        let moving: std::collections::HashMap<PartKey, usize> = m
+            .built
+            .system
+            .free_parts()
+            .iter()
+            .enumerate()
+            .map(|(k, free)| (free.part, k))
+            .collect();
         let mut tracked = Vec::new();
         for (key, joint) in a.joints().filter(|(_, j)| !j.suppressed) {
             let coordinates: &[Coordinate] = match joint.joint_type {
@@ -560,6 +571,7 @@ impl Coordinates {
                     coordinate,
                     i,
                     j,
+                    at: (moving.get(&i.0).copied(), moving.get(&j.0).copied()),
                     last: 0.0,
                 };
                 // The loaded pose's turn: its raw angle.
@@ -586,16 +598,8 @@ impl Coordinates {
         {
             return;
         }
-        // A search of a few parts is cheaper than a map (A02, five parts: 2% of its run).
-        let moving: Option<std::collections::HashMap<PartKey, &PartFrame>> = (frame.parts.len()
-            > FEW_PARTS)
-            .then(|| frame.parts.iter().map(|p| (p.part, p)).collect());
-        let find = |part: PartKey| match &moving {
-            Some(map) => map.get(&part).copied(),
-            None => frame.parts.iter().find(|p| p.part == part),
-        };
-        let pose = |part: PartKey| -> tenon_model::Pose {
-            match find(part) {
+        let pose = |part: PartKey, at: Option<usize>| -> tenon_model::Pose {
+            match moving_part(frame, part, at) {
                 Some(p) => tenon_model::Pose {
                     position: p.position,
                     quaternion: p.quaternion,
@@ -605,7 +609,8 @@ impl Coordinates {
         };
         for t in &mut self.tracked {
             if t.coordinate == tenon_model::Coordinate::Angle {
-                t.last = counted_turn(t.last, raw_value(t, pose(t.i.0), pose(t.j.0)));
+                let (pi, pj) = (pose(t.i.0, t.at.0), pose(t.j.0, t.at.1));
+                t.last = counted_turn(t.last, raw_value(t, pi, pj));
             }
         }
     }
@@ -613,33 +618,31 @@ impl Coordinates {
     /// The coordinates at a frame (turns counted from the last call).
     pub(crate) fn at(&mut self, m: &Mechanism, frame: &Frame) -> Vec<JointFrame> {
         let per_radian = 1.0 / m.assembly.units().angle.radians();
-        let moving: std::collections::HashMap<PartKey, &PartFrame> =
-            frame.parts.iter().map(|p| (p.part, p)).collect();
-        let motion = |part: PartKey| -> (tenon_model::Pose, [f64; 3], [f64; 3]) {
-            match moving.get(&part) {
-                Some(p) => (
-                    tenon_model::Pose {
-                        position: p.position,
-                        quaternion: p.quaternion,
-                    },
-                    p.velocity,
-                    p.angular_velocity.map(|w| w / per_radian),
-                ),
-                None => (
-                    m.placement_of(part).unwrap_or(tenon_model::Pose::IDENTITY),
-                    [0.0; 3],
-                    [0.0; 3],
-                ),
-            }
-        };
+        let motion =
+            |part: PartKey, at: Option<usize>| -> (tenon_model::Pose, [f64; 3], [f64; 3]) {
+                match moving_part(frame, part, at) {
+                    Some(p) => (
+                        tenon_model::Pose {
+                            position: p.position,
+                            quaternion: p.quaternion,
+                        },
+                        p.velocity,
+                        p.angular_velocity.map(|w| w / per_radian),
+                    ),
+                    None => (
+                        m.placement_of(part).unwrap_or(tenon_model::Pose::IDENTITY),
+                        [0.0; 3],
+                        [0.0; 3],
+                    ),
+                }
+            };
         self.tracked
             .iter_mut()
             .map(|t| {
-                let (pi, vi, wi) = motion(t.i.0);
-                let (pj, vj, wj) = motion(t.j.0);
-                let raw = raw_value(t, pi, pj);
-                let (oi, _) = axes(&pi.compose(&t.i.1));
-                let (oj, aj) = axes(&pj.compose(&t.j.1));
+                let (pi, vi, wi) = motion(t.i.0, t.at.0);
+                let (pj, vj, wj) = motion(t.j.0, t.at.1);
+                let ((oi, ai), (oj, aj)) = (axes(&pi.compose(&t.i.1)), axes(&pj.compose(&t.j.1)));
+                let raw = raw_of(t.coordinate, (oi, ai), (oj, aj));
                 let z = aj[2];
                 let (value, rate) = match t.coordinate {
                     tenon_model::Coordinate::Angle => {
@@ -718,8 +721,15 @@ impl Coordinates {
     }
 }
 
-/// Up to this many moving parts, a frame's parts are searched rather than mapped.
-const FEW_PARTS: usize = 32;
+/// Part `part`'s frame in `frame`: at `at` (its place among the free parts), else
+/// searched for; `None` for a part that does not move.
+fn moving_part(frame: &Frame, part: PartKey, at: Option<usize>) -> Option<&PartFrame> {
+    let at = at?;
+    match frame.parts.get(at) {
+        Some(p) if p.part == part => Some(p),
+        _ => frame.parts.iter().find(|p| p.part == part),
+    }
+}
 
 /// The angle `raw` (in one turn) moved by whole turns to lie within half a turn of
 /// `last`: a joint's angle counted continuously from frame to frame.
@@ -731,9 +741,20 @@ fn counted_turn(last: f64, raw: f64) -> f64 {
 /// The coordinate's raw value at part poses `pi`, `pj`: the angle of `x_i` from `x_j`
 /// about `z_j` in `(-pi, pi]`, or the distance `(O_i - O_j) . z_j`.
 fn raw_value(t: &Tracked, pi: tenon_model::Pose, pj: tenon_model::Pose) -> f64 {
-    let (oi, ai) = axes(&pi.compose(&t.i.1));
-    let (oj, aj) = axes(&pj.compose(&t.j.1));
-    match t.coordinate {
+    raw_of(
+        t.coordinate,
+        axes(&pi.compose(&t.i.1)),
+        axes(&pj.compose(&t.j.1)),
+    )
+}
+
+/// [`raw_value`] from the markers' world origins and axes.
+fn raw_of(
+    coordinate: tenon_model::Coordinate,
+    (oi, ai): ([f64; 3], [[f64; 3]; 3]),
+    (oj, aj): ([f64; 3], [[f64; 3]; 3]),
+) -> f64 {
+    match coordinate {
         tenon_model::Coordinate::Angle => dot(ai[0], aj[1]).atan2(dot(ai[0], aj[0])),
         tenon_model::Coordinate::Distance => {
             let d: [f64; 3] = std::array::from_fn(|k| oi[k] - oj[k]);
