@@ -697,19 +697,39 @@ impl ClusterTape {
         out.raw_before.extend_from_slice(out.raw.residuals());
         self.raw_angles
             .evaluate_residuals(ws, new, params, &mut out.raw)?;
+        self.count_turns(&out.raw_before, out.raw.residuals(), params);
+        Ok(())
+    }
+
+    /// The raw angles of its counted turns at local state `local` (in `out`).
+    pub(crate) fn raw_angles_at<'o>(
+        &self,
+        scratch: &mut Scratch,
+        local: &[f64],
+        params: &[f64],
+        out: &'o mut ClusterOutput,
+    ) -> Result<&'o [f64], SystemError> {
+        let ws = scratch.for_tape(&self.raw_angles);
+        self.raw_angles
+            .evaluate_residuals(ws, local, params, &mut out.raw)?;
+        Ok(out.raw.residuals())
+    }
+
+    /// Whether its raw angles read parameters (else they depend on the state alone).
+    pub(crate) fn raw_angles_read_params(&self) -> bool {
+        self.raw_angles.params_needed() > 0
+    }
+
+    /// Moves each turn counter by the whole turns its raw angle wrapped by from
+    /// `before` to `after`.
+    pub(crate) fn count_turns(&self, before: &[f64], after: &[f64], params: &mut [f64]) {
         let two_pi = 2.0 * std::f64::consts::PI;
-        for ((t, &a), &b) in self
-            .turns
-            .iter()
-            .zip(&out.raw_before)
-            .zip(out.raw.residuals())
-        {
+        for ((t, &a), &b) in self.turns.iter().zip(before).zip(after) {
             let jump = ((a - b) / two_pi).round();
             if let Some(k) = params.get_mut(t.index()) {
                 *k += jump;
             }
         }
-        Ok(())
     }
 }
 

@@ -39,5 +39,5 @@ pub use error::SystemError;
 pub use rates::{RateTape, RateWork};
 pub use residual::{Quantity, Role};
 pub use rows::RowEvaluator;
-pub use state::{Compiled, StageTape};
+pub use state::{Compiled, StageTape, TurnCache};
 pub use tangent::{Layout, TangentColumn, TangentJacobian, STATE_PER_PART, TANGENT_PER_PART};

@@ -349,6 +349,72 @@ impl System {
         Ok(flipped)
     }
 
+    /// [`update_turns`](Self::update_turns) for a sequence of moves (a kinematic run's
+    /// frames and corrections): the raw angles at `new` are kept in `cache`, so the next
+    /// move from that state (and parameters, where the raw angles read any) does not
+    /// evaluate them again. The counters move exactly as `update_turns` moves them.
+    pub fn update_turns_cached(
+        &self,
+        compiled: &Compiled,
+        cache: &mut TurnCache,
+        old: &[f64],
+        new: &[f64],
+        params: &mut [f64],
+    ) -> Result<(), SystemError> {
+        self.check_lengths(old, params)?;
+        self.check_lengths(new, params)?;
+        if self.turns.is_empty() {
+            return Ok(());
+        }
+        let clusters: Vec<&ClusterTape> = compiled.all().filter(|c| c.has_turns()).collect();
+        let reads_params = clusters.iter().any(|c| c.raw_angles_read_params());
+        let known = cache.raw.len() == clusters.len()
+            && cache.state.as_slice() == old
+            && (!reads_params || cache.params.as_slice() == &*params);
+        let mut scratch = Scratch::take_thread_local();
+        cache.raw.resize_with(clusters.len(), Vec::new);
+        let mut result = Ok(());
+        for (cluster, raw) in clusters.iter().zip(&mut cache.raw) {
+            let mut out = cluster.turn_output();
+            if !known {
+                let local = cluster.gather(old);
+                match cluster.raw_angles_at(&mut scratch, &local, params, &mut out) {
+                    Ok(before) => {
+                        raw.clear();
+                        raw.extend_from_slice(before);
+                    }
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
+            }
+            let local = cluster.gather(new);
+            match cluster.raw_angles_at(&mut scratch, &local, params, &mut out) {
+                Ok(after) => {
+                    cluster.count_turns(raw, after, params);
+                    raw.clear();
+                    raw.extend_from_slice(after);
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        Scratch::give_back(scratch);
+        if result.is_err() {
+            cache.raw.clear();
+            cache.state.clear();
+            return result;
+        }
+        cache.state.clear();
+        cache.state.extend_from_slice(new);
+        cache.params.clear();
+        cache.params.extend_from_slice(params);
+        Ok(())
+    }
+
     /// Keeps counted angles continuous from `old` to `new`: each turn counter moves by
     /// the whole turns its raw angle wrapped by (steps between calls must turn less than
     /// half a turn).
@@ -373,4 +439,15 @@ impl System {
         Scratch::give_back(scratch);
         Ok(())
     }
+}
+
+/// The raw angles of a system's counted turns at one state, kept between moves by
+/// [`System::update_turns_cached`].
+#[derive(Debug, Clone, Default)]
+pub struct TurnCache {
+    /// The state and parameters they were evaluated at.
+    state: Vec<f64>,
+    params: Vec<f64>,
+    /// Per cluster with counted turns, in order: the raw angles.
+    raw: Vec<Vec<f64>>,
 }

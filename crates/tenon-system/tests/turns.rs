@@ -82,11 +82,21 @@ fn a_screw_turned_ten_times_advances_ten_pitches() {
     let mut params = s.initial_parameters();
     let mut state = s.initial_state();
     let step = PI / 6.0;
+    // The same moves counted with the raw angles kept between them: the same counters
+    // (every tenth move starts from a state the cache has not seen).
+    let mut cached_params = params.clone();
+    let mut cache = tenon_system::TurnCache::default();
     for k in 1..=120 {
-        let old = state.clone();
+        let mut old = state.clone();
+        if k % 10 == 0 {
+            set_pose(&s, &mut old, 0, [0.0, 0.0, 0.0], step * (k - 1) as f64);
+        }
         let phi = step * k as f64;
         set_pose(&s, &mut state, 0, [0.0, 0.0, pitch * phi / (2.0 * PI)], phi);
         s.update_turns(&c, &old, &state, &mut params).unwrap();
+        s.update_turns_cached(&c, &mut cache, &old, &state, &mut cached_params)
+            .unwrap();
+        assert_eq!(params, cached_params, "after {phi} rad");
         let r = s.residuals(&c, &state, &params).unwrap();
         assert!(max_abs(&r) < 1e-10, "after {phi} rad: {r:?}");
     }

@@ -4,6 +4,7 @@
 use super::rates::{filled, refined};
 use super::{KinematicRun, MAX_CHORD_STEPS, MAX_NEWTON_STEPS, MAX_REFINEMENTS};
 use crate::{Problem, SolveError};
+use tenon_system::TurnCache;
 
 impl KinematicRun {
     /// Whether residuals `r` (of the run's rows) are all within their tolerances.
@@ -89,7 +90,7 @@ impl KinematicRun {
                 },
                 (None, None) => break,
             };
-            move_by(problem, (state, params), &delta)?;
+            move_by((problem, &mut self.turns), (state, params), &delta)?;
         }
         if let Some(steps) = steps {
             self.factor = Some(steps.into_factor());
@@ -134,7 +135,7 @@ impl KinematicRun {
             // The least-change step, refined like the rates.
             let x = refined(&steps, jac, &self.weights, (r, MAX_REFINEMENTS)).0;
             let delta: Vec<f64> = x.iter().map(|d| -d).collect();
-            move_by(problem, (state, params), &delta)?;
+            move_by((problem, &mut self.turns), (state, params), &delta)?;
         }
         state.copy_from_slice(&predicted.0);
         params.copy_from_slice(&predicted.1);
@@ -144,8 +145,9 @@ impl KinematicRun {
 
 /// Moves `state` by the tangent step `delta`, its turn counters (in `params`) kept
 /// continuous.
+/// The raw angles at the state moved to are kept in `turns` for the next move.
 pub(super) fn move_by(
-    problem: &Problem<'_>,
+    (problem, turns): (&Problem<'_>, &mut TurnCache),
     (state, params): (&mut [f64], &mut [f64]),
     delta: &[f64],
 ) -> Result<(), SolveError> {
@@ -153,6 +155,6 @@ pub(super) fn move_by(
     problem.system.retract(state, delta)?;
     problem
         .system
-        .update_turns(problem.compiled, &before, state, params)?;
+        .update_turns_cached(problem.compiled, turns, &before, state, params)?;
     Ok(())
 }

@@ -20,7 +20,7 @@
 //! | `rates` | velocities and accelerations at a solved frame |
 
 use tenon_model::JointKey;
-use tenon_system::{RateTape, RateWork, RowEvaluator, Scratch, System};
+use tenon_system::{RateTape, RateWork, RowEvaluator, Scratch, System, TurnCache};
 
 mod correct;
 mod rates;
@@ -162,6 +162,8 @@ pub struct KinematicRun {
     /// Evaluations the last frame's chord steps took to converge (0: none yet, or they
     /// stalled); the chord makes that one a full evaluation (see `correct`).
     chord_evaluations: usize,
+    /// The raw angles of the counted turns at the last state moved to.
+    turns: TurnCache,
 }
 
 /// The equations a run holds: joints, drives and motions.
@@ -240,6 +242,7 @@ impl KinematicRun {
             previous: None,
             since_chord_failed: usize::MAX,
             chord_evaluations: 0,
+            turns: TurnCache::default(),
         })
     }
 
@@ -275,7 +278,11 @@ impl KinematicRun {
                     v * h + 0.5 * a * h * h + jerk
                 })
                 .collect();
-            move_by(problem, (&mut state, &mut params), &delta)?;
+            move_by(
+                (problem, &mut self.turns),
+                (&mut state, &mut params),
+                &delta,
+            )?;
         }
         if let Some(t) = params.get_mut(system.time().index()) {
             *t = time;
