@@ -155,8 +155,9 @@ pub struct KinematicRun {
     /// `ln det` of the first frame's normal matrix (dense runs).
     log_det: Option<f64>,
     singular: bool,
-    /// The step to the current frame and the acceleration before it (for the jerk).
-    previous: Option<(f64, Vec<f64>)>,
+    /// The step to the current frame and the velocity and acceleration before it (for
+    /// the prediction's higher terms).
+    previous: Option<(f64, Vec<f64>, Vec<f64>)>,
     /// Frames since chord steps last stalled.
     since_chord_failed: usize,
     /// Evaluations the last frame's chord steps took to converge (0: none yet, or they
@@ -259,23 +260,30 @@ impl KinematicRun {
         let mut state = self.state.clone();
         let mut params = self.params.clone();
         if h != 0.0 {
-            // Taylor to third order, the jerk estimated from the last two frames'
-            // accelerations.
-            let jerk_scale = match self.previous {
-                Some((h_before, _)) if h_before > 0.0 => h * h * h / (6.0 * h_before),
-                _ => 0.0,
+            // The velocity over the step extrapolated by the cubic through the last two
+            // frames' velocities and accelerations (Hermite), integrated over the step:
+            // with `s` the time since the current frame, `v(s) = v + a s + c2 s^2 + c3
+            // s^3`, the move is `v h + a h^2 / 2 + c2 h^3 / 3 + c3 h^4 / 4`. Velocities
+            // are world-frame vectors, comparable from frame to frame. With no frame
+            // before, Taylor to second order.
+            let before = match &self.previous {
+                Some((h_before, v1, a1)) if *h_before > 0.0 => Some((*h_before, v1, a1)),
+                _ => None,
             };
-            let before_acceleration = self.previous.as_ref().map(|(_, a)| a);
-            let delta: Vec<f64> = self
-                .velocity
-                .iter()
-                .zip(&self.acceleration)
-                .enumerate()
-                .map(|(k, (v, a))| {
-                    let jerk = before_acceleration
-                        .and_then(|b| b.get(k))
-                        .map_or(0.0, |b| (a - b) * jerk_scale);
-                    v * h + 0.5 * a * h * h + jerk
+            let delta: Vec<f64> = (0..self.velocity.len())
+                .map(|k| {
+                    let (v, a) = (self.velocity[k], self.acceleration[k]);
+                    let mut d = v * h + 0.5 * a * h * h;
+                    if let Some((hb, v1, a1)) = before {
+                        if let (Some(&v1), Some(&a1)) = (v1.get(k), a1.get(k)) {
+                            let big_a = (v1 - v + a * hb) / (hb * hb);
+                            let big_b = (a1 - a) / hb;
+                            let c2 = 3.0 * big_a + big_b;
+                            let c3 = (big_b + 2.0 * big_a) / hb;
+                            d += c2 * h * h * h / 3.0 + c3 * h * h * h * h / 4.0;
+                        }
+                    }
+                    d
                 })
                 .collect();
             move_by(
@@ -408,9 +416,9 @@ impl KinematicRun {
         }
         self.state.clone_from(&state);
         self.params = params;
-        self.velocity.clone_from(&velocity);
+        let last_velocity = std::mem::replace(&mut self.velocity, velocity.clone());
         let last = std::mem::replace(&mut self.acceleration, acceleration.clone());
-        self.previous = (time != self.time).then_some((time - self.time, last));
+        self.previous = (time != self.time).then_some((time - self.time, last_velocity, last));
         self.time = time;
         Ok((
             KinematicFrame {
