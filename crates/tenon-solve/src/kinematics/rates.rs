@@ -31,7 +31,6 @@ impl KinematicRun {
                 .evaluate(problem.compiled, &mut self.scratch, state, params)?;
         }
         let square = dimension > self.options.dense_columns && self.rows.len() == dimension;
-        self.block_factors = None;
         if square {
             if let Some((velocity, acceleration)) = self.rates_by_blocks(rates, (state, params))? {
                 return Ok((velocity, acceleration, None));
@@ -137,7 +136,8 @@ impl KinematicRun {
         else {
             return Ok(None);
         };
-        let Some(factors) = plan.factor(jac) else {
+        // The last frame's factors lend their memory.
+        let Some(factors) = plan.factor(jac, self.block_factors.take()) else {
             return Ok(None);
         };
         let solve = |b: &[f64]| factors.solve(plan, b).filter(|x| exact(jac, x, b));

@@ -156,80 +156,92 @@ impl BlockPlan {
     }
 
     /// Factors `jac` (of the plan's pattern; entries summed where repeated), or `None`
-    /// where it does not fit the plan or a block is singular.
-    pub(crate) fn factor(&self, jac: &TangentJacobian) -> Option<BlockFactors> {
+    /// where it does not fit the plan or a block is singular. `reuse` (an earlier
+    /// factorization, of any plan) lends its memory.
+    pub(crate) fn factor(
+        &self,
+        jac: &TangentJacobian,
+        reuse: Option<BlockFactors>,
+    ) -> Option<BlockFactors> {
         if jac.rows != self.n || jac.columns != self.n {
             return None;
         }
-        let scatter = &self.scatter;
-        let same_order = scatter.pattern.len() == jac.entries.len()
-            && scatter
+        let same_order = self.scatter.pattern.len() == jac.entries.len()
+            && self
+                .scatter
                 .pattern
                 .iter()
                 .zip(&jac.entries)
                 .all(|(&(r, c), &(s, d, _))| r == s && c == d);
-        if !same_order {
-            return self.factor_scattered(jac, &self.scatter_of(jac)?);
-        }
-        self.factor_scattered(jac, scatter)
-    }
-
-    /// [`factor`](Self::factor) with `scatter` made for `jac`'s entry order.
-    fn factor_scattered(&self, jac: &TangentJacobian, scatter: &Scatter) -> Option<BlockFactors> {
-        let offset = scatter.offset.clone();
-        let total = offset.last().copied().unwrap_or(0);
-        let mut dense = vec![0.0; total];
-        let mut coupling: Vec<(u32, u32, u32, f64)> = scatter
-            .coupling
-            .iter()
-            .map(|&(rb, ri, c)| (rb, ri, c, 0.0))
-            .collect();
+        let fresh = if same_order {
+            None
+        } else {
+            Some(Box::new(self.scatter_of(jac)?))
+        };
+        let mut factors = reuse.unwrap_or_default();
+        factors.n = self.n;
+        factors.fresh = fresh;
+        let BlockFactors {
+            fresh,
+            dense,
+            pivots,
+            coupling,
+            ..
+        } = &mut factors;
+        let scatter = fresh.as_deref().unwrap_or(&self.scatter);
+        let total = scatter.offset.last().copied().unwrap_or(0);
+        dense.clear();
+        dense.resize(total, 0.0);
+        coupling.clear();
+        coupling.resize(scatter.coupling.len(), 0.0);
         for (&(_, _, v), &t) in jac.entries.iter().zip(&scatter.target) {
             let k = (t & !COUPLED) as usize;
             if t & COUPLED == 0 {
                 *dense.get_mut(k)? += v;
             } else {
-                coupling.get_mut(k)?.3 = v;
+                *coupling.get_mut(k)? = v;
             }
         }
-        let mut pivots = vec![0u32; self.n];
+        pivots.clear();
+        pivots.resize(self.n, 0);
         let mut first_pivot = 0;
         for (k, (_, cols)) in self.blocks.iter().enumerate() {
             let m = cols.len();
-            let block = &mut dense[offset[k]..offset[k + 1]];
-            if !lu_in_place(block, m, &mut pivots[first_pivot..first_pivot + m]) {
+            let block = dense.get_mut(*scatter.offset.get(k)?..*scatter.offset.get(k + 1)?)?;
+            if !lu_in_place(block, m, pivots.get_mut(first_pivot..first_pivot + m)?) {
                 return None;
             }
             first_pivot += m;
         }
-        Some(BlockFactors {
-            n: self.n,
-            offset,
-            dense,
-            pivots,
-            coupling,
-            coupling_start: scatter.coupling_start.clone(),
-        })
+        Some(factors)
     }
 }
 
 /// One matrix of a plan's pattern, each block LU-factored (solved with that plan).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct BlockFactors {
     n: usize,
-    offset: Vec<usize>,
+    /// The placement of a Jacobian whose entries came in another order than the plan's
+    /// (else the plan's own is used).
+    fresh: Option<Box<Scatter>>,
+    /// The blocks' LU factors, row-major, end to end (at the placement's offsets).
     dense: Vec<f64>,
     /// Per block, its row pivots (positions in the block), blocks end to end.
     pivots: Vec<u32>,
-    coupling: Vec<(u32, u32, u32, f64)>,
-    coupling_start: Vec<u32>,
+    /// The values of the placement's coupling entries, in its order.
+    coupling: Vec<f64>,
 }
 
 impl BlockFactors {
     /// `J^-1 b` by forward substitution over `plan`'s blocks (the plan that factored
     /// it), or `None` if it is not finite.
     pub(crate) fn solve(&self, plan: &BlockPlan, b: &[f64]) -> Option<Vec<f64>> {
-        if b.len() != plan.n || self.n != plan.n || self.offset.len() != plan.blocks.len() + 1 {
+        let scatter = self.fresh.as_deref().unwrap_or(&plan.scatter);
+        if b.len() != plan.n
+            || self.n != plan.n
+            || scatter.offset.len() != plan.blocks.len() + 1
+            || scatter.coupling.len() != self.coupling.len()
+        {
             return None;
         }
         let mut x = vec![0.0; plan.n];
@@ -239,12 +251,15 @@ impl BlockFactors {
             let m = cols.len();
             rhs.clear();
             rhs.extend(rows.iter().map(|&r| b[r as usize]));
-            let from = self.coupling_start[k] as usize;
-            let to = self.coupling_start[k + 1] as usize;
-            for &(_, ri, c, v) in &self.coupling[from..to] {
+            let from = scatter.coupling_start[k] as usize;
+            let to = scatter.coupling_start[k + 1] as usize;
+            for (&(_, ri, c), &v) in scatter.coupling[from..to]
+                .iter()
+                .zip(&self.coupling[from..to])
+            {
                 rhs[ri as usize] -= v * x[c as usize];
             }
-            let block = &self.dense[self.offset[k]..self.offset[k + 1]];
+            let block = &self.dense[scatter.offset[k]..scatter.offset[k + 1]];
             lu_solve(
                 block,
                 m,
@@ -355,14 +370,18 @@ mod tests {
         let plan = BlockPlan::new(&jac, 6).unwrap();
         assert_eq!(plan.blocks.len(), blocks as usize);
         let b: Vec<f64> = (0..n).map(|k| (f64::from(k) * 0.37).sin()).collect();
-        let x = plan.factor(&jac).unwrap().solve(&plan, &b).unwrap();
+        let x = plan.factor(&jac, None).unwrap().solve(&plan, &b).unwrap();
         assert!(residual(&jac, &x, &b) < 1e-12);
         // The same matrix with its entries in another order (not the plan's): placed
         // afresh, the same solution.
         let mut shuffled = jac.clone();
         shuffled.entries.reverse();
         shuffled.entries.swap(3, 40);
-        let y = plan.factor(&shuffled).unwrap().solve(&plan, &b).unwrap();
+        let y = plan
+            .factor(&shuffled, None)
+            .unwrap()
+            .solve(&plan, &b)
+            .unwrap();
         assert!(x
             .iter()
             .zip(&y)
@@ -385,6 +404,6 @@ mod tests {
             }
         }
         flat.entries.push((row(3, 1), 7, 0.5));
-        assert!(plan.factor(&flat).is_none());
+        assert!(plan.factor(&flat, None).is_none());
     }
 }
