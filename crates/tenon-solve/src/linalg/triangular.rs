@@ -207,6 +207,15 @@ impl BlockPlan {
         let mut first_pivot = 0;
         for (k, (_, cols)) in self.blocks.iter().enumerate() {
             let m = cols.len();
+            if m == 1 {
+                // A lone entry (a chain's position rows): its own pivot.
+                let v = *dense.get(*scatter.offset.get(k)?)?;
+                if !(v.is_finite() && v != 0.0) {
+                    return None;
+                }
+                first_pivot += 1;
+                continue;
+            }
             let block = dense.get_mut(*scatter.offset.get(k)?..*scatter.offset.get(k + 1)?)?;
             if !lu_in_place(block, m, pivots.get_mut(first_pivot..first_pivot + m)?) {
                 return None;
@@ -249,10 +258,23 @@ impl BlockFactors {
         let mut first_pivot = 0;
         for (k, (rows, cols)) in plan.blocks.iter().enumerate() {
             let m = cols.len();
-            rhs.clear();
-            rhs.extend(rows.iter().map(|&r| b[r as usize]));
             let from = scatter.coupling_start[k] as usize;
             let to = scatter.coupling_start[k + 1] as usize;
+            if let ([row], [col]) = (rows.as_slice(), cols.as_slice()) {
+                // A lone entry: divided by, with no pivoting.
+                let mut r = b[*row as usize];
+                for (&(_, _, c), &v) in scatter.coupling[from..to]
+                    .iter()
+                    .zip(&self.coupling[from..to])
+                {
+                    r -= v * x[c as usize];
+                }
+                x[*col as usize] = r / self.dense[scatter.offset[k]];
+                first_pivot += 1;
+                continue;
+            }
+            rhs.clear();
+            rhs.extend(rows.iter().map(|&r| b[r as usize]));
             for (&(_, ri, c), &v) in scatter.coupling[from..to]
                 .iter()
                 .zip(&self.coupling[from..to])
