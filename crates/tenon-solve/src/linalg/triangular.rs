@@ -360,6 +360,39 @@ mod tests {
         r.iter().fold(0.0f64, |m, v| m.max(v.abs()))
     }
 
+    /// Blocks of one entry (lower bidiagonal, rows listed backwards): solved to
+    /// rounding; a zero on the diagonal is refused.
+    #[test]
+    fn blocks_of_one_entry_solve_and_a_zero_one_is_refused() {
+        let n = 20u32;
+        let mut entries = Vec::new();
+        for k in (0..n).rev() {
+            entries.push((k, k, 2.0 + f64::from(k).sin()));
+            if k > 0 {
+                entries.push((k, k - 1, -1.5));
+            }
+        }
+        let jac = TangentJacobian {
+            rows: n as usize,
+            columns: n as usize,
+            entries,
+        };
+        let plan = BlockPlan::new(&jac, 6).unwrap();
+        assert_eq!(plan.blocks.len(), n as usize);
+        let b: Vec<f64> = (0..n).map(|k| (f64::from(k) * 0.7).cos()).collect();
+        let x = plan.factor(&jac, None).unwrap().solve(&plan, &b).unwrap();
+        assert!(residual(&jac, &x, &b) < 1e-13);
+        // The first row solved by hand.
+        assert_eq!(x[0], b[0] / 2.0);
+        let mut zero = jac.clone();
+        for e in &mut zero.entries {
+            if e.0 == 7 && e.1 == 7 {
+                e.2 = 0.0;
+            }
+        }
+        assert!(plan.factor(&zero, None).is_none());
+    }
+
     /// A chain-like matrix: 2 by 2 blocks along the diagonal (rows in a scrambled
     /// order), each coupled to the block before; solved to rounding, block by block.
     /// A pattern with a block over the limit, a structurally singular one and a
