@@ -425,19 +425,8 @@ impl System {
         new: &[f64],
         params: &mut [f64],
     ) -> Result<(), SystemError> {
-        self.check_lengths(old, params)?;
-        self.check_lengths(new, params)?;
-        if self.turns.is_empty() {
-            return Ok(());
-        }
-        let mut scratch = Scratch::take_thread_local();
-        for cluster in compiled.all().filter(|c| c.has_turns()) {
-            let mut out = cluster.turn_output();
-            let (a, b) = (cluster.gather(old), cluster.gather(new));
-            cluster.update_turns(&mut scratch, &a, &b, params, &mut out)?;
-        }
-        Scratch::give_back(scratch);
-        Ok(())
+        // With nothing kept, the raw angles are evaluated at both ends.
+        self.update_turns_cached(compiled, &mut TurnCache::default(), old, new, params)
     }
 }
 
