@@ -86,6 +86,26 @@ impl ExprGraph {
         self.derivative_wrt(e, Wrt::Direction(d))
     }
 
+    /// Sets the derivative of `e` along direction `d` to `de`, where the caller knows a
+    /// smaller form than the chain rule would build (a rotation matrix's rate along an
+    /// angular velocity `omega` is `[omega]x R`, where differentiating its quaternion
+    /// polynomials takes several times the nodes). Derivatives along `d` taken later
+    /// stop at `e` and use `de`; `de` is itself differentiated like any node (a second
+    /// derivative along `d` goes through it). Must come before any derivative along `d`
+    /// reaches `e`; false (nothing set) where `e` does not depend on `d`'s unknowns or
+    /// its derivative along `d` is already taken.
+    pub fn set_derivative_along(&mut self, e: ExprId, d: DirectionId, de: ExprId) -> bool {
+        let wrt = Wrt::Direction(d);
+        if self.directions.get(d.0 as usize).is_none()
+            || !self.may_depend(e, wrt)
+            || self.deriv_memo.contains_key(&(e, wrt))
+        {
+            return false;
+        }
+        self.deriv_memo.insert((e, wrt), de);
+        true
+    }
+
     /// Whether `e` may depend on `wrt` (exact `false` for unknowns through the Bloom
     /// masks; parameters are not tracked, so always maybe).
     fn may_depend(&self, e: ExprId, wrt: Wrt) -> bool {

@@ -378,3 +378,34 @@ fn deep_expressions_differentiate_without_overflowing_the_stack() {
     let dv = g.evaluate(&[d], &[0.1], &[]).unwrap()[0];
     assert!(dv > 1.0 && dv < 1.3, "{dv}");
 }
+
+/// A derivative set by hand along a direction is used in place of the chain rule, by
+/// first and second derivatives through the node: along the rotation `x' = y, y' = -x`
+/// the radius `s = x^2 + y^2` is constant, so with `ds = 0` given, `f = s x` has `f' =
+/// s y` and `f'' = -s x`. A node whose derivative is already set, or that does not
+/// move along the direction, is refused.
+#[test]
+fn a_derivative_set_along_a_direction_is_used_in_place_of_the_chain_rule() {
+    let mut g = ExprGraph::new();
+    let (u, v, w) = (g.new_var("x"), g.new_var("y"), g.new_var("z"));
+    let (x, y, z) = (g.var(u), g.var(v), g.var(w));
+    let minus_x = g.neg(x);
+    let d = g.new_direction(&[(u, y), (v, minus_x)]);
+    let (xx, yy) = (g.powi(x, 2), g.powi(y, 2));
+    let s = g.add(xx, yy);
+    let zero = g.zero();
+    assert!(
+        !g.set_derivative_along(z, d, zero),
+        "z does not move along d"
+    );
+    assert!(g.set_derivative_along(s, d, zero));
+    assert!(!g.set_derivative_along(s, d, zero), "already set");
+    let f = g.mul(s, x);
+    let f1 = g.derivative_along(f, d);
+    let f2 = g.derivative_along(f1, d);
+    let (a, b) = (0.6, -1.7);
+    let r2 = a * a + b * b;
+    let got = g.evaluate(&[f1, f2], &[a, b, 0.3], &[]).unwrap();
+    assert!((got[0] - r2 * b).abs() < 1e-14, "{}", got[0]);
+    assert!((got[1] + r2 * a).abs() < 1e-14, "{}", got[1]);
+}

@@ -109,6 +109,10 @@ pub(crate) struct LoadValue {
 pub struct System {
     pub(crate) graph: ExprGraph,
     pub(crate) free_parts: Vec<FreePart>,
+    /// Per free part: its rotation matrix (rows) as the nodes every joint reads (see
+    /// [`crate::frames::quaternion_matrix`]); the rate tapes give their derivatives
+    /// along a velocity directly.
+    pub(crate) rotations: Vec<[[ExprId; 3]; 3]>,
     /// Per free part: its size (see [`System::part_sizes`]).
     pub(crate) sizes: Vec<f64>,
     pub(crate) extra: Vec<ExtraUnknown>,
@@ -271,6 +275,7 @@ impl System {
         };
         let mut transforms: FxHashMap<PartKey, Transform> = FxHashMap::default();
         let mut free_parts = Vec::new();
+        let mut rotations = Vec::new();
         let mut sizes = Vec::new();
         let mut state0 = Vec::new();
         let mut fixed_reach = 0.0f64;
@@ -305,6 +310,7 @@ impl System {
                 },
             );
             free_parts.push(FreePart { part: key, vars });
+            rotations.push(rotation);
             sizes.push(part_size(part, values, assembly.units()));
         }
 
@@ -541,6 +547,7 @@ impl System {
                 .map(|(k, fp)| (fp.part, k))
                 .collect(),
             free_parts,
+            rotations,
         })
     }
 

@@ -158,6 +158,16 @@ pub struct KinematicRun {
     /// The step to the current frame and the velocity and acceleration before it (for
     /// the prediction's higher terms).
     previous: Option<(f64, Vec<f64>, Vec<f64>)>,
+    /// The step before that one and the velocity before it (for a prediction from
+    /// velocities alone, see `accelerations_complete`).
+    earlier: Option<(f64, Vec<f64>)>,
+    /// Whether the accelerations are the derivatives of the velocities along every
+    /// freedom: a large run whose equations are fewer or more than its unknowns (some
+    /// freedom may be driven by no motion) has no multipliers' rates, so its
+    /// accelerations lack the part along such freedoms, and its prediction goes by the
+    /// last three frames' velocities instead (else the poses along those freedoms would
+    /// not follow the velocities reported).
+    accelerations_complete: bool,
     /// Frames since chord steps last stalled.
     since_chord_failed: usize,
     /// Evaluations the last frame's chord steps took to converge (0: none yet, or they
@@ -209,6 +219,7 @@ impl KinematicRun {
         problem.system.check_lengths(&state, &params)?;
         let dimension = problem.system.tangent_dimension();
         let rows = run_rows(problem.system);
+        let rows_count = rows.len();
         let tolerances = crate::Tolerances::at(problem.system, &state, &options);
         let per_row = tolerances.per_row(problem.system);
         let row_tolerance = rows.iter().map(|&k| per_row.equation(k)).collect();
@@ -241,6 +252,8 @@ impl KinematicRun {
             log_det: None,
             singular: false,
             previous: None,
+            earlier: None,
+            accelerations_complete: dimension <= options.dense_columns || rows_count == dimension,
             since_chord_failed: usize::MAX,
             chord_evaluations: 0,
             turns: TurnCache::default(),
@@ -270,9 +283,29 @@ impl KinematicRun {
                 Some((h_before, v1, a1)) if *h_before > 0.0 => Some((*h_before, v1, a1)),
                 _ => None,
             };
+            let by_velocities = match (&self.earlier, before) {
+                (Some((h2, v2)), Some((h1, v1, _)))
+                    if !self.accelerations_complete && *h2 > 0.0 =>
+                {
+                    Some((h1, v1, *h2, v2))
+                }
+                _ => None,
+            };
             let delta: Vec<f64> = (0..self.velocity.len())
                 .map(|k| {
                     let (v, a) = (self.velocity[k], self.acceleration[k]);
+                    if let Some((h1, v1, h2, v2)) = by_velocities {
+                        // The quadratic through the last three velocities (Newton's
+                        // form, `s` the time since the current frame): `v(s) = v + d1 s
+                        // + c s (s + h1)`, integrated over the step.
+                        let (v1, v2) = (v1.get(k).copied(), v2.get(k).copied());
+                        if let (Some(v1), Some(v2)) = (v1, v2) {
+                            let d1 = (v - v1) / h1;
+                            let d2 = (v1 - v2) / h2;
+                            let c = (d1 - d2) / (h1 + h2);
+                            return v * h + (d1 + c * h1) * h * h / 2.0 + c * h * h * h / 3.0;
+                        }
+                    }
                     let mut d = v * h + 0.5 * a * h * h;
                     if let Some((hb, v1, a1)) = before {
                         if let (Some(&v1), Some(&a1)) = (v1.get(k), a1.get(k)) {
@@ -418,7 +451,12 @@ impl KinematicRun {
         self.params = params;
         let last_velocity = std::mem::replace(&mut self.velocity, velocity.clone());
         let last = std::mem::replace(&mut self.acceleration, acceleration.clone());
+        let before = std::mem::take(&mut self.previous);
+        self.earlier = before.map(|(h, v, _)| (h, v));
         self.previous = (time != self.time).then_some((time - self.time, last_velocity, last));
+        if self.previous.is_none() {
+            self.earlier = None;
+        }
         self.time = time;
         Ok((
             KinematicFrame {
