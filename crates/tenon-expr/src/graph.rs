@@ -642,6 +642,51 @@ impl ExprGraph {
         out
     }
 
+    /// Per root, whether it depends on parameter `p` (exact, by one walk shared by all
+    /// roots: each node is decided once). A derivative with respect to a parameter walks
+    /// the whole expression however little of it reads the parameter (parameters have
+    /// no masks), so where most roots do not read it (a kinematic run's joint equations
+    /// and time) this tells which to differentiate at all.
+    pub fn depends_on_param(&self, roots: &[ExprId], p: ParamId) -> Vec<bool> {
+        // 0: not decided, 1: on the stack, 2: independent, 3: dependent.
+        let mut state = vec![0u8; self.nodes.len()];
+        let mut stack: Vec<ExprId> = Vec::new();
+        for &root in roots {
+            if state.get(root.index()).is_none_or(|&s| s >= 2) {
+                continue;
+            }
+            stack.push(root);
+            while let Some(&n) = stack.last() {
+                let at = n.index();
+                if state[at] == 0 {
+                    state[at] = 1;
+                    if let Node::Param(q) = self.node(n) {
+                        state[at] = if q == p { 3 } else { 2 };
+                        stack.pop();
+                        continue;
+                    }
+                    for c in self.children_of(n) {
+                        if state.get(c.index()) == Some(&0) {
+                            stack.push(c);
+                        }
+                    }
+                    continue;
+                }
+                stack.pop();
+                if state[at] == 1 {
+                    let dependent = self
+                        .children_of(n)
+                        .any(|c| state.get(c.index()) == Some(&3));
+                    state[at] = if dependent { 3 } else { 2 };
+                }
+            }
+        }
+        roots
+            .iter()
+            .map(|r| state.get(r.index()) == Some(&3))
+            .collect()
+    }
+
     /// Sorted, de-duplicated unknowns that `e` depends on (exact, by traversal).
     pub fn vars_of(&self, e: ExprId) -> Vec<VarId> {
         let mut seen = rustc_hash::FxHashSet::default();

@@ -409,3 +409,27 @@ fn a_derivative_set_along_a_direction_is_used_in_place_of_the_chain_rule() {
     assert!((got[0] - r2 * b).abs() < 1e-14, "{}", got[0]);
     assert!((got[1] + r2 * a).abs() < 1e-14, "{}", got[1]);
 }
+
+/// Which roots read a parameter, through shared subterms, splines' tables and deep
+/// chains: exact, each root on its own.
+#[test]
+fn roots_that_read_a_parameter_are_told_apart() {
+    let mut g = ExprGraph::new();
+    let x = g.new_var("x");
+    let (t, s) = (g.new_param("t"), g.new_param("s"));
+    let (xe, te, se) = (g.var(x), g.param(t), g.param(s));
+    let shared = g.mul(xe, te);
+    let a = g.sin(shared);
+    let b = g.add(xe, se);
+    let c = g.add(a, b);
+    let table = g.spline_table(&[se, te, xe]);
+    let spline = g.spline(table, xe, 0);
+    let mut deep = xe;
+    for _ in 0..100_000 {
+        deep = g.add(deep, se);
+    }
+    let deep_t = g.add(deep, te);
+    let got = g.depends_on_param(&[b, a, c, spline, deep, deep_t, b], t);
+    assert_eq!(got, [false, true, true, true, false, true, false]);
+    assert_eq!(g.depends_on_param(&[a, b], s), [false, true]);
+}

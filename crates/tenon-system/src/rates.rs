@@ -155,15 +155,24 @@ impl System {
                     actual: r + 1,
                 });
             };
-            let c = eq.residual;
-            residuals.push(c);
-            let c_t = g.derivative_param(c, time);
+            residuals.push(eq.residual);
+        }
+        // Most rows (the joints') do not read the time: their time derivatives are 0
+        // without differentiating them (a derivative by a parameter walks the whole
+        // expression).
+        let timed = g.depends_on_param(&residuals, time);
+        for (&c, timed) in residuals.iter().zip(timed) {
             let c_dot = along(g, c);
             let c_ddot = along(g, c_dot);
-            let c_tq = along(g, c_t);
-            let c_tt = g.derivative_param(c_t, time);
-            let twice = g.scale(c_tq, 2.0);
-            let gamma = g.sum(&[c_ddot, twice, c_tt]);
+            let (c_t, gamma) = if timed {
+                let c_t = g.derivative_param(c, time);
+                let c_tq = along(g, c_t);
+                let c_tt = g.derivative_param(c_t, time);
+                let twice = g.scale(c_tq, 2.0);
+                (c_t, g.sum(&[c_ddot, twice, c_tt]))
+            } else {
+                (g.zero(), c_ddot)
+            };
             velocity_rhs.push(g.neg(c_t));
             acceleration_rhs.push(g.neg(gamma));
         }
