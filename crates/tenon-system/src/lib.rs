@@ -30,6 +30,7 @@ mod residual;
 mod rows;
 mod state;
 mod tangent;
+mod tangent_tape;
 #[cfg(test)]
 mod test_fixtures;
 
@@ -41,3 +42,4 @@ pub use residual::{Quantity, Role};
 pub use rows::RowEvaluator;
 pub use state::{Compiled, StageTape, TurnCache};
 pub use tangent::{Layout, TangentColumn, TangentJacobian, STATE_PER_PART, TANGENT_PER_PART};
+pub use tangent_tape::{TangentTape, TangentWork};

@@ -51,6 +51,9 @@ pub struct RateTape {
     multipliers: Vec<ParamId>,
     /// The equations' residuals, one per row.
     residuals: Vec<ExprId>,
+    /// Their residuals and tangent Jacobian in one tape, where made (see
+    /// [`RateTape::set_tangent`]).
+    tangent: Option<crate::TangentTape>,
     /// The system's parameter count: velocities follow it in the tape's parameters.
     base_params: usize,
     /// The state's rate along the velocity (per unknown, expressions in the velocity
@@ -68,6 +71,7 @@ pub struct RateWork {
     acceleration_rhs: Vec<f64>,
     multiplier_ws: Option<TapeWorkspace>,
     multiplier_rates: Vec<f64>,
+    tangent_ws: Option<crate::TangentWork>,
 }
 
 impl System {
@@ -185,6 +189,7 @@ impl System {
             velocity_tape,
             acceleration_tape,
             multiplier_tape: None,
+            tangent: None,
             rows: rows.len(),
             velocity,
             multipliers: Vec::new(),
@@ -281,7 +286,38 @@ impl RateTape {
             acceleration_rhs: vec![0.0; self.rows],
             multiplier_ws: self.multiplier_tape.as_ref().map(Tape::workspace),
             multiplier_rates: vec![0.0; self.velocity.len()],
+            tangent_ws: None,
         }
+    }
+
+    /// Keeps `tangent` (made by [`System::tangent_tape`] over the same rows) for
+    /// [`evaluate_tangent`](Self::evaluate_tangent); refused (false) where its rows are
+    /// not as many as this tape's.
+    pub fn set_tangent(&mut self, tangent: crate::TangentTape) -> bool {
+        if tangent.shape().0 != self.rows {
+            return false;
+        }
+        self.tangent = Some(tangent);
+        true
+    }
+
+    /// Evaluates the rows' residuals and tangent Jacobian into `evaluator` (made over
+    /// the same rows) from the tangent tape (see [`RowEvaluator::evaluate_tangent`]);
+    /// false, with nothing evaluated, where there is none.
+    ///
+    /// [`RowEvaluator::evaluate_tangent`]: crate::RowEvaluator::evaluate_tangent
+    pub fn evaluate_tangent(
+        &self,
+        work: &mut RateWork,
+        evaluator: &mut crate::RowEvaluator,
+        (state, params): (&[f64], &[f64]),
+    ) -> Result<bool, SystemError> {
+        let Some(tape) = self.tangent.as_ref() else {
+            return Ok(false);
+        };
+        let ws = work.tangent_ws.get_or_insert_with(|| tape.work());
+        evaluator.evaluate_tangent(tape, ws, (state, params))?;
+        Ok(true)
     }
 
     /// Whether [`multiplier_rates`](Self::multiplier_rates) is available.

@@ -22,6 +22,9 @@ pub struct RowEvaluator {
     /// Whether `jacobian`'s entries are in the order a fold emits them, each emitted
     /// entry kept (a later fold then writes the values alone, in place).
     fold_layout: bool,
+    /// Whether `jacobian`'s entries are at a tangent tape's positions (see
+    /// [`RowEvaluator::evaluate_tangent`]).
+    tangent_layout: bool,
     state_len: usize,
 }
 
@@ -119,6 +122,7 @@ impl System {
             },
             folded: true,
             fold_layout: false,
+            tangent_layout: false,
             state_len: self.state_len(),
         }
     }
@@ -163,6 +167,47 @@ impl RowEvaluator {
         Ok(())
     }
 
+    /// Evaluates the residuals and the tangent Jacobian at `state` and `params` from
+    /// `tape` (made by [`System::tangent_tape`] over this evaluator's rows), instead of
+    /// the cluster tapes and a fold. The Jacobian's entries are then at the tape's
+    /// positions (another order than a fold's).
+    ///
+    /// [`System::tangent_tape`]: crate::System::tangent_tape
+    pub fn evaluate_tangent(
+        &mut self,
+        tape: &crate::TangentTape,
+        ws: &mut crate::TangentWork,
+        (state, params): (&[f64], &[f64]),
+    ) -> Result<(), SystemError> {
+        crate::build::check_length("state", self.state_len, state.len())?;
+        let (rows, columns) = tape.shape();
+        if rows != self.residuals.len() || columns != self.jacobian.columns {
+            return Err(SystemError::WrongLength {
+                what: "tangent tape rows",
+                expected: self.residuals.len(),
+                actual: rows,
+            });
+        }
+        let positions = tape.positions();
+        if !self.tangent_layout || self.jacobian.entries.len() != positions.len() {
+            self.jacobian.entries.clear();
+            self.jacobian
+                .entries
+                .extend(positions.iter().map(|&(r, c)| (r, c, 0.0)));
+            self.tangent_layout = true;
+            self.fold_layout = false;
+        }
+        let entries = &mut self.jacobian.entries;
+        tape.evaluate(ws, (state, params), &mut self.residuals, |k, v| {
+            if let Some(entry) = entries.get_mut(k) {
+                entry.2 = v;
+            }
+        })?;
+        // Formed: a fold has nothing to do (and `add_transposed` reads the entries).
+        self.folded = true;
+        Ok(())
+    }
+
     /// Forms the tangent Jacobian of the last full evaluation, if not formed yet.
     pub fn fold(&mut self, compiled: &Compiled) {
         if self.folded {
@@ -194,6 +239,7 @@ impl RowEvaluator {
                 return;
             }
         }
+        self.tangent_layout = false;
         self.jacobian.entries.clear();
         let mut emitted = 0usize;
         for piece in &self.pieces {

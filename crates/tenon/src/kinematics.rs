@@ -266,6 +266,15 @@ impl Mechanism {
         if self.built.rates.is_none() {
             let rows = run_rows(&self.built.system);
             let mut rates = self.built.system.rates(&rows)?;
+            // A large run's frames form their Jacobians from one tape, the rotation
+            // columns differentiated along the parts' turns (no fold). A small (dense)
+            // one keeps the fold: its frames gained nothing measurable, and the tape
+            // costs its compilation.
+            let system = &mut self.built.system;
+            if system.tangent_dimension() > self.options.dense_columns {
+                let tangent = system.tangent_tape(&rows)?;
+                rates.set_tangent(tangent);
+            }
             // Freedoms no motion drives (found where the Jacobian is dense): their
             // accelerations need the multipliers' rates.
             let undriven = tenon_solve::undriven_freedoms(

@@ -4,9 +4,24 @@
 use super::rates::{filled, refined};
 use super::{KinematicRun, MAX_CHORD_STEPS, MAX_NEWTON_STEPS, MAX_REFINEMENTS};
 use crate::{Problem, SolveError};
-use tenon_system::TurnCache;
+use tenon_system::{RateTape, TurnCache};
 
 impl KinematicRun {
+    /// Evaluates the residuals and the tangent Jacobian at `state`: from the tangent
+    /// tape where the run has one, else from the cluster tapes, folded.
+    pub(super) fn evaluate_full(
+        &mut self,
+        (problem, rates): (&Problem<'_>, &RateTape),
+        state: &[f64],
+        params: &[f64],
+    ) -> Result<(), SolveError> {
+        if !rates.evaluate_tangent(&mut self.work, &mut self.evaluator, (state, params))? {
+            self.evaluator
+                .evaluate(problem.compiled, &mut self.scratch, state, params)?;
+        }
+        Ok(())
+    }
+
     /// Whether residuals `r` (of the run's rows) are all within their tolerances.
     fn holds(&self, r: &[f64]) -> bool {
         r.iter()
@@ -25,7 +40,7 @@ impl KinematicRun {
     /// steps, and the rates then reuse it rather than evaluate the same state again.
     pub(super) fn chord(
         &mut self,
-        problem: &Problem<'_>,
+        (problem, rates): (&Problem<'_>, &RateTape),
         state: &mut [f64],
         params: &mut [f64],
     ) -> Result<Option<(f64, bool)>, SolveError> {
@@ -51,12 +66,16 @@ impl KinematicRun {
         for k in 0..MAX_CHORD_STEPS {
             let full = k + 1 == self.chord_evaluations;
             if full {
-                self.evaluator.evaluate_unfolded(
-                    problem.compiled,
-                    &mut self.scratch,
-                    state,
-                    params,
-                )?;
+                // From the tangent tape where the run has one (formed as it is
+                // evaluated), else unfolded (formed once converged).
+                if !rates.evaluate_tangent(&mut self.work, &mut self.evaluator, (state, params))? {
+                    self.evaluator.evaluate_unfolded(
+                        problem.compiled,
+                        &mut self.scratch,
+                        state,
+                        params,
+                    )?;
+                }
             } else {
                 self.evaluator.evaluate_residuals(
                     problem.compiled,
@@ -110,15 +129,14 @@ impl KinematicRun {
     /// the prediction back.
     pub(super) fn newton(
         &mut self,
-        problem: &Problem<'_>,
+        (problem, rates): (&Problem<'_>, &RateTape),
         state: &mut [f64],
         params: &mut [f64],
     ) -> Result<Option<f64>, SolveError> {
         let predicted = (state.to_vec(), params.to_vec());
         let mut last = f64::INFINITY;
         for _ in 0..=MAX_NEWTON_STEPS {
-            self.evaluator
-                .evaluate(problem.compiled, &mut self.scratch, state, params)?;
+            self.evaluate_full((problem, rates), state, params)?;
             let (r, jac) = (self.evaluator.residuals(), self.evaluator.jacobian());
             let largest = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
             if !largest.is_finite() || largest > 0.25 * last {

@@ -341,7 +341,7 @@ impl KinematicRun {
         if h != 0.0 && system.limits().is_empty() {
             self.since_chord_failed = self.since_chord_failed.saturating_add(1);
             if self.since_chord_failed > CHORD_RETRY {
-                match self.chord(problem, &mut state, &mut params)? {
+                match self.chord((problem, rates), &mut state, &mut params)? {
                     Some((largest, full)) => {
                         corrected = Some(largest);
                         evaluated = full;
@@ -350,7 +350,7 @@ impl KinematicRun {
                 }
             }
             if corrected.is_none() && system.tangent_dimension() <= self.options.dense_columns {
-                if let Some(largest) = self.newton(problem, &mut state, &mut params)? {
+                if let Some(largest) = self.newton((problem, rates), &mut state, &mut params)? {
                     corrected = Some(largest);
                     evaluated = true;
                 }

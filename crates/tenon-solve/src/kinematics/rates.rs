@@ -27,8 +27,7 @@ impl KinematicRun {
         let system = problem.system;
         let dimension = system.tangent_dimension();
         if !evaluated {
-            self.evaluator
-                .evaluate(problem.compiled, &mut self.scratch, state, params)?;
+            self.evaluate_full((problem, rates), state, params)?;
         }
         let square = dimension > self.options.dense_columns && self.rows.len() == dimension;
         if square {
