@@ -139,7 +139,7 @@ impl KinematicRun {
         let Some(factors) = plan.factor(jac, self.block_factors.take()) else {
             return Ok(None);
         };
-        let solve = |b: &[f64]| factors.solve(plan, b).filter(|x| exact(jac, x, b));
+        let solve = |b: &[f64]| factors.solve_within(plan, b, SQUARE_CHECK);
         let Some(velocity) = solve(rates.velocity_rhs(&mut self.work, (state, params))?) else {
             return Ok(None);
         };

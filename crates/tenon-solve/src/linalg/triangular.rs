@@ -184,6 +184,7 @@ impl BlockPlan {
         let BlockFactors {
             fresh,
             dense,
+            original,
             pivots,
             coupling,
             ..
@@ -202,6 +203,7 @@ impl BlockPlan {
                 *coupling.get_mut(k)? = v;
             }
         }
+        original.clone_from(dense);
         pivots.clear();
         pivots.resize(self.n, 0);
         let mut first_pivot = 0;
@@ -235,6 +237,9 @@ pub(crate) struct BlockFactors {
     fresh: Option<Box<Scatter>>,
     /// The blocks' LU factors, row-major, end to end (at the placement's offsets).
     dense: Vec<f64>,
+    /// The blocks as placed, before factoring (for the residuals of
+    /// [`BlockFactors::solve_within`]).
+    original: Vec<f64>,
     /// Per block, its row pivots (positions in the block), blocks end to end.
     pivots: Vec<u32>,
     /// The values of the placement's coupling entries, in its order.
@@ -245,6 +250,27 @@ impl BlockFactors {
     /// `J^-1 b` by forward substitution over `plan`'s blocks (the plan that factored
     /// it), or `None` if it is not finite.
     pub(crate) fn solve(&self, plan: &BlockPlan, b: &[f64]) -> Option<Vec<f64>> {
+        self.solve_with_residual(plan, b).map(|(x, _)| x)
+    }
+
+    /// [`solve`](Self::solve), kept only where the residual `b - J x` is within
+    /// `relative` of `b` (largest magnitudes). The residual is taken block by block as
+    /// the solve goes: each block's rows less the coupling already subtracted, less the
+    /// block as placed times its solution; the same terms as `b - J x` over the whole
+    /// matrix, summed in another order, without a second pass over the entries.
+    pub(crate) fn solve_within(
+        &self,
+        plan: &BlockPlan,
+        b: &[f64],
+        relative: f64,
+    ) -> Option<Vec<f64>> {
+        let (x, residual) = self.solve_with_residual(plan, b)?;
+        let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        (residual <= relative * scale.max(f64::MIN_POSITIVE)).then_some(x)
+    }
+
+    /// The solution and the largest magnitude of its residual.
+    fn solve_with_residual(&self, plan: &BlockPlan, b: &[f64]) -> Option<(Vec<f64>, f64)> {
         let scatter = self.fresh.as_deref().unwrap_or(&plan.scatter);
         if b.len() != plan.n
             || self.n != plan.n
@@ -255,6 +281,8 @@ impl BlockFactors {
         }
         let mut x = vec![0.0; plan.n];
         let mut rhs = Vec::new();
+        let mut placed_rhs = Vec::new();
+        let mut residual = 0.0f64;
         let mut first_pivot = 0;
         for (k, (rows, cols)) in plan.blocks.iter().enumerate() {
             let m = cols.len();
@@ -269,7 +297,10 @@ impl BlockFactors {
                 {
                     r -= v * x[c as usize];
                 }
-                x[*col as usize] = r / self.dense[scatter.offset[k]];
+                let d = self.dense[scatter.offset[k]];
+                let xc = r / d;
+                x[*col as usize] = xc;
+                residual = residual.max((r - d * xc).abs());
                 first_pivot += 1;
                 continue;
             }
@@ -281,9 +312,10 @@ impl BlockFactors {
             {
                 rhs[ri as usize] -= v * x[c as usize];
             }
-            let block = &self.dense[scatter.offset[k]..scatter.offset[k + 1]];
+            placed_rhs.clone_from(&rhs);
+            let (from, to) = (scatter.offset[k], scatter.offset[k + 1]);
             lu_solve(
-                block,
+                &self.dense[from..to],
                 m,
                 &self.pivots[first_pivot..first_pivot + m],
                 &mut rhs,
@@ -292,8 +324,14 @@ impl BlockFactors {
             for (&c, &value) in cols.iter().zip(&rhs) {
                 x[c as usize] = value;
             }
+            // The block's rows: what was left of b less the block times its solution.
+            let placed = self.original.get(from..to)?;
+            for (row, &left) in placed.chunks_exact(m).zip(&placed_rhs) {
+                let taken: f64 = row.iter().zip(&rhs).map(|(a, v)| a * v).sum();
+                residual = residual.max((left - taken).abs());
+            }
         }
-        x.iter().all(|v| v.is_finite()).then_some(x)
+        (x.iter().all(|v| v.is_finite()) && residual.is_finite()).then_some((x, residual))
     }
 }
 
@@ -358,6 +396,58 @@ mod tests {
             r[row as usize] -= v * x[col as usize];
         }
         r.iter().fold(0.0f64, |m, v| m.max(v.abs()))
+    }
+
+    /// The residual a checked solve measures block by block is `b - J x` to rounding:
+    /// a well-conditioned system passes a tight check with the plain solve's answer; a
+    /// block nearly singular (a pivot of 1e-10 of its block, above the pivot floor) is
+    /// solved, but its residual misses the check and the solve is refused.
+    #[test]
+    fn a_checked_solve_measures_the_residual_block_by_block() {
+        let mut entries = Vec::new();
+        // Three 2 by 2 blocks, each coupled to the one before.
+        for b in 0..3u32 {
+            let (r, c) = (2 * b, 2 * b);
+            let t = f64::from(b);
+            entries.extend([
+                (r, c, 3.0 + t),
+                (r, c + 1, 1.0),
+                (r + 1, c, 0.5),
+                (r + 1, c + 1, 2.0 - 0.3 * t),
+            ]);
+            if b > 0 {
+                entries.push((r, c - 1, 0.75));
+                entries.push((r + 1, c - 2, -1.25));
+            }
+        }
+        let jac = TangentJacobian {
+            rows: 6,
+            columns: 6,
+            entries,
+        };
+        let plan = BlockPlan::new(&jac, 6).unwrap();
+        let b = [1.0, -2.0, 0.5, 0.25, -1.5, 3.0];
+        let factors = plan.factor(&jac, None).unwrap();
+        let x = factors.solve(&plan, &b).unwrap();
+        let (y, measured) = factors.solve_with_residual(&plan, &b).unwrap();
+        assert_eq!(x, y);
+        assert!(
+            (measured - residual(&jac, &x, &b)).abs() < 1e-15,
+            "{measured}"
+        );
+        assert_eq!(factors.solve_within(&plan, &b, 1e-13), Some(x));
+        // The middle block's rows made nearly equal.
+        let mut near = jac.clone();
+        for e in &mut near.entries {
+            match (e.0, e.1) {
+                (3, 2) => e.2 = 4.0,
+                (3, 3) => e.2 = 1.0 + 1e-10,
+                _ => {}
+            }
+        }
+        let factors = plan.factor(&near, None).unwrap();
+        assert!(factors.solve(&plan, &b).is_some());
+        assert_eq!(factors.solve_within(&plan, &b, 1e-11), None);
     }
 
     /// Blocks of one entry (lower bidiagonal, rows listed backwards): solved to
