@@ -42,4 +42,4 @@ pub use residual::{Quantity, Role};
 pub use rows::RowEvaluator;
 pub use state::{Compiled, StageTape, TurnCache};
 pub use tangent::{Layout, TangentColumn, TangentJacobian, STATE_PER_PART, TANGENT_PER_PART};
-pub use tangent_tape::{TangentTape, TangentWork};
+pub use tangent_tape::{TangentPattern, TangentTape, TangentWork};

@@ -270,9 +270,17 @@ impl Mechanism {
             // columns differentiated along the parts' turns (no fold). A small (dense)
             // one keeps the fold: its frames gained nothing measurable, and the tape
             // costs its compilation.
+            // A square one (every freedom driven: solved block by block) lists only the
+            // entries that are not identically zero.
             let system = &mut self.built.system;
-            if system.tangent_dimension() > self.options.dense_columns {
-                let tangent = system.tangent_tape(&rows)?;
+            let dimension = system.tangent_dimension();
+            if dimension > self.options.dense_columns {
+                let pattern = if rows.len() == dimension {
+                    tenon_system::TangentPattern::Nonzero
+                } else {
+                    tenon_system::TangentPattern::RowParts
+                };
+                let tangent = system.tangent_tape(&rows, pattern)?;
                 rates.set_tangent(tangent);
             }
             // Freedoms no motion drives (found where the Jacobian is dense): their
