@@ -337,8 +337,20 @@ impl BlockFactors {
 
 /// LU with partial pivoting of the `m` by `m` row-major `a` in place (`L` unit lower,
 /// `U` upper); `pivots[i]` is the row swapped into row `i`. False when a pivot is below
-/// [`BLOCK_PIVOT`] of the block's largest entry.
+/// [`BLOCK_PIVOT`] of the block's largest entry. Blocks of 2 and 3 (a link's rotation
+/// and its motion) go through copies of the same code with the size fixed, which the
+/// compiler unrolls.
 fn lu_in_place(a: &mut [f64], m: usize, pivots: &mut [u32]) -> bool {
+    match (m, a.len(), pivots.len()) {
+        (2, 4, 2..) => lu_in_place_sized(a, 2, pivots),
+        (3, 9, 3..) => lu_in_place_sized(a, 3, pivots),
+        _ => lu_in_place_sized(a, m, pivots),
+    }
+}
+
+/// [`lu_in_place`]'s body, inlined where `m` is a constant.
+#[inline(always)]
+fn lu_in_place_sized(a: &mut [f64], m: usize, pivots: &mut [u32]) -> bool {
     let largest = a.iter().fold(0.0f64, |s, v| s.max(v.abs()));
     if !(largest.is_finite() && largest > 0.0) {
         return false;
@@ -370,8 +382,18 @@ fn lu_in_place(a: &mut [f64], m: usize, pivots: &mut [u32]) -> bool {
     true
 }
 
-/// Solves `A x = b` in place from [`lu_in_place`]'s factors.
+/// Solves `A x = b` in place from [`lu_in_place`]'s factors (sizes 2 and 3 unrolled).
 fn lu_solve(lu: &[f64], m: usize, pivots: &[u32], b: &mut [f64]) {
+    match (m, lu.len(), pivots.len(), b.len()) {
+        (2, 4, 2.., 2..) => lu_solve_sized(lu, 2, pivots, b),
+        (3, 9, 3.., 3..) => lu_solve_sized(lu, 3, pivots, b),
+        _ => lu_solve_sized(lu, m, pivots, b),
+    }
+}
+
+/// [`lu_solve`]'s body, inlined where `m` is a constant.
+#[inline(always)]
+fn lu_solve_sized(lu: &[f64], m: usize, pivots: &[u32], b: &mut [f64]) {
     for (k, &p) in pivots.iter().enumerate().take(m) {
         b.swap(k, p as usize);
     }
