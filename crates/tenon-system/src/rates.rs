@@ -26,7 +26,7 @@
 //! differences anywhere.
 
 use rustc_hash::FxHashMap;
-use tenon_expr::{DirectionId, ExprId, ParamId, Tape, TapeWorkspace, VarId};
+use tenon_expr::{DirectionId, ExprId, ParamId, Tape, TapeOutput, TapeWorkspace, VarId};
 
 use crate::build::System;
 use crate::error::SystemError;
@@ -67,8 +67,8 @@ pub struct RateWork {
     velocity_ws: TapeWorkspace,
     acceleration_ws: TapeWorkspace,
     params: Vec<f64>,
-    velocity_rhs: Vec<f64>,
-    acceleration_rhs: Vec<f64>,
+    velocity_rhs: TapeOutput,
+    acceleration_rhs: TapeOutput,
     multiplier_ws: Option<TapeWorkspace>,
     multiplier_rates: Vec<f64>,
     tangent_ws: Option<crate::TangentWork>,
@@ -282,8 +282,8 @@ impl RateTape {
             velocity_ws: self.velocity_tape.workspace(),
             acceleration_ws: self.acceleration_tape.workspace(),
             params: Vec::new(),
-            velocity_rhs: vec![0.0; self.rows],
-            acceleration_rhs: vec![0.0; self.rows],
+            velocity_rhs: self.velocity_tape.output(),
+            acceleration_rhs: self.acceleration_tape.output(),
             multiplier_ws: self.multiplier_tape.as_ref().map(Tape::workspace),
             multiplier_rates: vec![0.0; self.velocity.len()],
             tangent_ws: None,
@@ -373,16 +373,21 @@ impl RateTape {
         work: &'w mut RateWork,
         (state, params): (&[f64], &[f64]),
     ) -> Result<&'w [f64], SystemError> {
-        let zero = vec![0.0; self.velocity.len()];
-        self.set_params(&mut work.params, params, &zero)?;
-        work.velocity_rhs.resize(self.rows, 0.0);
-        self.velocity_tape.eval_residuals(
+        // The velocity tape reads no velocity: the system's parameters are set, the
+        // velocities' places left as they are.
+        if work.params.len() < self.params_len() || params.len() != self.base_params {
+            let zero = vec![0.0; self.velocity.len()];
+            self.set_params(&mut work.params, params, &zero)?;
+        } else {
+            work.params[..params.len()].copy_from_slice(params);
+        }
+        self.velocity_tape.evaluate_residuals(
             &mut work.velocity_ws,
             state,
             &work.params,
             &mut work.velocity_rhs,
         )?;
-        Ok(&work.velocity_rhs)
+        Ok(work.velocity_rhs.residuals())
     }
 
     /// The acceleration right-hand side `-gamma` at `state` and `params` with the
@@ -394,14 +399,23 @@ impl RateTape {
         velocity: &[f64],
     ) -> Result<&'w [f64], SystemError> {
         self.set_params(&mut work.params, params, velocity)?;
-        work.acceleration_rhs.resize(self.rows, 0.0);
-        self.acceleration_tape.eval_residuals(
+        self.acceleration_tape.evaluate_residuals(
             &mut work.acceleration_ws,
             state,
             &work.params,
             &mut work.acceleration_rhs,
         )?;
-        Ok(&work.acceleration_rhs)
+        Ok(work.acceleration_rhs.residuals())
+    }
+
+    /// The length of the tapes' parameters (see [`RateTape::set_params`]).
+    fn params_len(&self) -> usize {
+        self.velocity
+            .iter()
+            .map(|p| p.index() + 1)
+            .max()
+            .unwrap_or(0)
+            .max(self.base_params)
     }
 
     /// The tapes' parameters: the system's, then the velocity.
