@@ -197,12 +197,12 @@ impl RowEvaluator {
             self.tangent_layout = true;
             self.fold_layout = false;
         }
-        let entries = &mut self.jacobian.entries;
-        tape.evaluate(ws, (state, params), &mut self.residuals, |k, v| {
-            if let Some(entry) = entries.get_mut(k) {
-                entry.2 = v;
-            }
-        })?;
+        tape.evaluate_into(
+            ws,
+            (state, params),
+            &mut self.residuals,
+            &mut self.jacobian.entries,
+        )?;
         // Formed: a fold has nothing to do (and `add_transposed` reads the entries).
         self.folded = true;
         Ok(())

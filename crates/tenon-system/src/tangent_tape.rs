@@ -255,13 +255,13 @@ impl TangentTape {
 
     /// Evaluates at `state` and `params` (the system's): the residuals into `residuals`
     /// (one per row) and the Jacobian's values, in [`positions`](Self::positions) order,
-    /// through `value(k, v)`.
-    pub fn evaluate(
+    /// into `values` (as many).
+    pub fn evaluate_into(
         &self,
         work: &mut TangentWork,
         (state, params): (&[f64], &[f64]),
         residuals: &mut [f64],
-        mut value: impl FnMut(usize, f64),
+        values: &mut [(u32, u32, f64)],
     ) -> Result<(), SystemError> {
         if !self.tape.workspace_fits(&work.ws) {
             *work = self.work();
@@ -272,8 +272,8 @@ impl TangentTape {
         for (r, &at) in residuals.iter_mut().zip(&self.residual_at) {
             *r = out.get(at as usize).copied().unwrap_or(f64::NAN);
         }
-        for (k, &at) in self.entry_at.iter().enumerate() {
-            value(k, out.get(at as usize).copied().unwrap_or(f64::NAN));
+        for (entry, &at) in values.iter_mut().zip(&self.entry_at) {
+            entry.2 = out.get(at as usize).copied().unwrap_or(f64::NAN);
         }
         Ok(())
     }
@@ -326,12 +326,13 @@ mod tests {
                     }
                     let mut got_r = vec![0.0; rows.len()];
                     let mut got = vec![0.0; dense.len()];
-                    let positions = tape.positions().to_vec();
-                    tape.evaluate(&mut ws, (state, &fixture.params), &mut got_r, |k, v| {
-                        let (r, c) = positions[k];
+                    let mut values: Vec<(u32, u32, f64)> =
+                        tape.positions().iter().map(|&(r, c)| (r, c, 0.0)).collect();
+                    tape.evaluate_into(&mut ws, (state, &fixture.params), &mut got_r, &mut values)
+                        .unwrap();
+                    for &(r, c, v) in &values {
                         got[r as usize * want_j.columns + c as usize] += v;
-                    })
-                    .unwrap();
+                    }
                     let scale = dense.iter().fold(1.0f64, |m, v| m.max(v.abs()));
                     for (a, b) in got_r.iter().zip(&want_r) {
                         assert!((a - b).abs() <= 1e-12 * scale, "residual {a} vs {b}");

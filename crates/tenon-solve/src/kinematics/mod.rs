@@ -291,6 +291,9 @@ impl KinematicRun {
                 }
                 _ => None,
             };
+            // The step's powers and the divisions by the step before, once.
+            let (h2, h3, h4) = (h * h, h * h * h, h * h * h * h);
+            let per_step = before.map(|(hb, ..)| (1.0 / hb, 1.0 / (hb * hb)));
             let delta: Vec<f64> = (0..self.velocity.len())
                 .map(|k| {
                     let (v, a) = (self.velocity[k], self.acceleration[k]);
@@ -306,14 +309,14 @@ impl KinematicRun {
                             return v * h + (d1 + c * h1) * h * h / 2.0 + c * h * h * h / 3.0;
                         }
                     }
-                    let mut d = v * h + 0.5 * a * h * h;
-                    if let Some((hb, v1, a1)) = before {
+                    let mut d = v * h + 0.5 * a * h2;
+                    if let (Some((hb, v1, a1)), Some((inv, inv2))) = (before, per_step) {
                         if let (Some(&v1), Some(&a1)) = (v1.get(k), a1.get(k)) {
-                            let big_a = (v1 - v + a * hb) / (hb * hb);
-                            let big_b = (a1 - a) / hb;
+                            let big_a = (v1 - v + a * hb) * inv2;
+                            let big_b = (a1 - a) * inv;
                             let c2 = 3.0 * big_a + big_b;
-                            let c3 = (big_b + 2.0 * big_a) / hb;
-                            d += c2 * h * h * h / 3.0 + c3 * h * h * h * h / 4.0;
+                            let c3 = (big_b + 2.0 * big_a) * inv;
+                            d += c2 * h3 / 3.0 + c3 * h4 / 4.0;
                         }
                     }
                     d
