@@ -616,6 +616,23 @@ impl System {
     pub fn initial_state(&self) -> Vec<f64> {
         self.state0.clone()
     }
+    /// The residual expressions of equations `rows` (indices into
+    /// [`equations`](Self::equations)); an index out of range is refused.
+    pub(crate) fn residuals_of_rows(&self, rows: &[usize]) -> Result<Vec<ExprId>, SystemError> {
+        rows.iter()
+            .map(|&r| {
+                self.equations
+                    .get(r)
+                    .map(|eq| eq.residual)
+                    .ok_or(SystemError::WrongLength {
+                        what: "equation rows",
+                        expected: self.equations.len(),
+                        actual: r + 1,
+                    })
+            })
+            .collect()
+    }
+
     /// Number of unknowns (the length of a state).
     pub fn state_len(&self) -> usize {
         self.state0.len()

@@ -111,14 +111,7 @@ mod tests {
     #[test]
     fn folding_by_plan_equals_folding_entry_by_entry() {
         let mut checked = 0;
-        for fixture in crate::test_fixtures::fixture_systems(&[
-            "four-bar.json",
-            "robot-arm.json",
-            "screw-jack.json",
-            "cam-follower.json",
-            "universal-joint.json",
-            "planetary.json",
-        ]) {
+        for fixture in crate::test_fixtures::fixture_systems(crate::test_fixtures::EVERY_KIND) {
             let (compiled, params) = (&fixture.compiled, &fixture.params);
             for state in &fixture.poses {
                 let mut scratch = Scratch::new();

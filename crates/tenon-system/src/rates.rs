@@ -78,6 +78,7 @@ impl System {
     /// Compiles the velocity and acceleration right-hand sides of equations `rows`
     /// (indices into [`equations`](Self::equations)).
     pub fn rates(&mut self, rows: &[usize]) -> Result<RateTape, SystemError> {
+        let residuals = self.residuals_of_rows(rows)?;
         let base_params = self.params.len();
         let layout = self.layout();
         let velocity: Vec<ParamId> = (0..layout.dimension())
@@ -150,17 +151,6 @@ impl System {
         let along = |g: &mut tenon_expr::ExprGraph, e: ExprId| g.derivative_along(e, direction);
         let mut velocity_rhs = Vec::with_capacity(rows.len());
         let mut acceleration_rhs = Vec::with_capacity(rows.len());
-        let mut residuals = Vec::with_capacity(rows.len());
-        for &r in rows {
-            let Some(eq) = self.equations.get(r) else {
-                return Err(SystemError::WrongLength {
-                    what: "equation rows",
-                    expected: self.equations.len(),
-                    actual: r + 1,
-                });
-            };
-            residuals.push(eq.residual);
-        }
         // Most rows (the joints') do not read the time: their time derivatives are 0
         // without differentiating them (a derivative by a parameter walks the whole
         // expression).

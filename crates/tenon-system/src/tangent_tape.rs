@@ -91,17 +91,7 @@ impl System {
         for (k, e) in self.extra.iter().enumerate() {
             unknown.insert(e.var, Unknown::Extra { k });
         }
-        let mut residuals = Vec::with_capacity(rows.len());
-        for &r in rows {
-            let Some(eq) = self.equations.get(r) else {
-                return Err(SystemError::WrongLength {
-                    what: "equation rows",
-                    expected: self.equations.len(),
-                    actual: r + 1,
-                });
-            };
-            residuals.push(eq.residual);
-        }
+        let residuals = self.residuals_of_rows(rows)?;
         let groups = crate::cluster::owner_groups(self, rows, rows.len());
         // Per part, its three turn directions (made when a row first reads the part).
         let mut turns: Vec<Option<[DirectionId; 3]>> = vec![None; parts];
@@ -291,26 +281,7 @@ mod tests {
     #[test]
     fn the_tangent_tape_equals_the_folded_jacobian() {
         let mut checked = 0;
-        for mut fixture in crate::test_fixtures::fixture_systems(&[
-            "four-bar.json",
-            "robot-arm.json",
-            "screw-jack.json",
-            "cam-follower.json",
-            "universal-joint.json",
-            "planetary.json",
-            "slider-crank.json",
-            "belt-drive.json",
-            "gear-pair.json",
-            "rack-and-pinion.json",
-            "pin-in-slot.json",
-            "roller-cam.json",
-            "cv-joint.json",
-            "compound-joints.json",
-            "coupled-carriage.json",
-            "parallel-gripper.json",
-            "table-mates.json",
-            "rssr-four-bar.json",
-        ]) {
+        for mut fixture in crate::test_fixtures::fixture_systems(crate::test_fixtures::EVERY_KIND) {
             let rows: Vec<usize> = (0..fixture.system.equations().len()).collect();
             for pattern in [TangentPattern::RowParts, TangentPattern::Nonzero] {
                 let tape = fixture.system.tangent_tape(&rows, pattern).unwrap();

@@ -6,6 +6,28 @@
 use crate::build::System;
 use crate::state::Compiled;
 
+/// Fixtures with every kind of joint between them.
+pub(crate) const EVERY_KIND: &[&str] = &[
+    "four-bar.json",
+    "robot-arm.json",
+    "screw-jack.json",
+    "cam-follower.json",
+    "universal-joint.json",
+    "planetary.json",
+    "slider-crank.json",
+    "belt-drive.json",
+    "gear-pair.json",
+    "rack-and-pinion.json",
+    "pin-in-slot.json",
+    "roller-cam.json",
+    "cv-joint.json",
+    "compound-joints.json",
+    "coupled-carriage.json",
+    "parallel-gripper.json",
+    "table-mates.json",
+    "rssr-four-bar.json",
+];
+
 /// A fixture's system and what the tests evaluate it at.
 pub(crate) struct FixtureSystem {
     pub(crate) system: System,
