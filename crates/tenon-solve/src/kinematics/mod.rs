@@ -284,10 +284,10 @@ impl KinematicRun {
                 _ => None,
             };
             let by_velocities = match (&self.earlier, before) {
-                (Some((h2, v2)), Some((h1, v1, _)))
-                    if !self.accelerations_complete && *h2 > 0.0 =>
+                (Some((h0, v0)), Some((h1, v1, _)))
+                    if !self.accelerations_complete && *h0 > 0.0 =>
                 {
-                    Some((h1, v1, *h2, v2))
+                    Some((h1, v1, *h0, v0))
                 }
                 _ => None,
             };
@@ -297,15 +297,15 @@ impl KinematicRun {
             let delta: Vec<f64> = (0..self.velocity.len())
                 .map(|k| {
                     let (v, a) = (self.velocity[k], self.acceleration[k]);
-                    if let Some((h1, v1, h2, v2)) = by_velocities {
+                    if let Some((h1, v1, h0, v0)) = by_velocities {
                         // The quadratic through the last three velocities (Newton's
                         // form, `s` the time since the current frame): `v(s) = v + d1 s
                         // + c s (s + h1)`, integrated over the step.
-                        let (v1, v2) = (v1.get(k).copied(), v2.get(k).copied());
-                        if let (Some(v1), Some(v2)) = (v1, v2) {
+                        let (v1, v0) = (v1.get(k).copied(), v0.get(k).copied());
+                        if let (Some(v1), Some(v0)) = (v1, v0) {
                             let d1 = (v - v1) / h1;
-                            let d2 = (v1 - v2) / h2;
-                            let c = (d1 - d2) / (h1 + h2);
+                            let d0 = (v1 - v0) / h0;
+                            let c = (d1 - d0) / (h1 + h0);
                             return v * h + (d1 + c * h1) * h * h / 2.0 + c * h * h * h / 3.0;
                         }
                     }
