@@ -127,9 +127,9 @@ impl System {
                         Some(Unknown::Rotation { part }) if !turned.contains(&part) => {
                             turned.push(part);
                         }
-                        Some(Unknown::Extra { k }) => {
+                        Some(Unknown::Extra { k: extra }) => {
                             let d = self.graph.derivative(c, v);
-                            let column = TANGENT_PER_PART * parts + k;
+                            let column = TANGENT_PER_PART * parts + extra;
                             row_entries.push((column as u32, d));
                         }
                         Some(Unknown::Rotation { .. }) | None => {}
