@@ -425,6 +425,15 @@ fn lu_solve_sized(lu: &[f64], m: usize, pivots: &[u32], b: &mut [f64]) {
 mod tests {
     use super::*;
 
+    /// An `n` by `n` Jacobian of `entries`.
+    fn square(n: usize, entries: Vec<(u32, u32, f64)>) -> TangentJacobian {
+        TangentJacobian {
+            rows: n,
+            columns: n,
+            entries,
+        }
+    }
+
     /// `b - J x`, largest magnitude.
     fn residual(jac: &TangentJacobian, x: &[f64], b: &[f64]) -> f64 {
         let mut r = b.to_vec();
@@ -456,11 +465,7 @@ mod tests {
                 entries.push((r + 1, c - 2, -1.25));
             }
         }
-        let jac = TangentJacobian {
-            rows: 6,
-            columns: 6,
-            entries,
-        };
+        let jac = square(6, entries);
         let plan = BlockPlan::new(&jac, 6).unwrap();
         let b = [1.0, -2.0, 0.5, 0.25, -1.5, 3.0];
         let factors = plan.factor(&jac, None).unwrap();
@@ -498,11 +503,7 @@ mod tests {
                 entries.push((k, k - 1, -1.5));
             }
         }
-        let jac = TangentJacobian {
-            rows: n as usize,
-            columns: n as usize,
-            entries,
-        };
+        let jac = square(n as usize, entries);
         let plan = BlockPlan::new(&jac, 6).unwrap();
         assert_eq!(plan.blocks.len(), n as usize);
         let b: Vec<f64> = (0..n).map(|k| (f64::from(k) * 0.7).cos()).collect();
@@ -543,11 +544,7 @@ mod tests {
                 entries.push((row(b, 1), c0 - 2, 0.75));
             }
         }
-        let jac = TangentJacobian {
-            rows: n as usize,
-            columns: n as usize,
-            entries,
-        };
+        let jac = square(n as usize, entries);
         let plan = BlockPlan::new(&jac, 6).unwrap();
         assert_eq!(plan.blocks.len(), blocks as usize);
         let b: Vec<f64> = (0..n).map(|k| (f64::from(k) * 0.37).sin()).collect();
