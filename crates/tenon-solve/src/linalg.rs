@@ -164,6 +164,14 @@ impl<'a> Factored<'a> {
         }
     }
 
+    /// As many independent rows of `A` as its rank (ascending), where `A` is dense.
+    pub(crate) fn independent_rows(&self) -> Option<Vec<usize>> {
+        match self {
+            Factored::Dense(d) => Some(d.independent_rows()),
+            Factored::Sparse(_) => None,
+        }
+    }
+
     /// `A`'s pseudo-inverse where `A` is dense: through its rows where `rank` (when
     /// known) is the row count, else by a singular value decomposition.
     pub(crate) fn pseudo_inverse(&self, rank: Option<usize>) -> Option<PseudoInverse> {

@@ -50,15 +50,18 @@ impl KinematicRun {
             (Some(factors), Some(Some(plan))) => Some((factors, plan)),
             _ => None,
         };
-        let steps = match (blocks, self.matrix.as_ref()) {
-            (Some(_), _) => None,
-            (None, Some(matrix)) => Some(
+        // A small run's independent rows factored at the last frame: exact chord steps
+        // likewise (see `reduced`).
+        let reduced = self.reduced.as_ref().filter(|r| r.current());
+        let steps = match (blocks.is_some() || reduced.is_some(), self.matrix.as_ref()) {
+            (true, _) => None,
+            (false, Some(matrix)) => Some(
                 match self.factor.take().and_then(|f| matrix.steps_with(f)) {
                     Some(steps) => steps,
                     None => matrix.factor()?.regularized(0.0, 1e-6)?,
                 },
             ),
-            (None, None) => return Ok(None),
+            (false, None) => return Ok(None),
         };
         let predicted = (state.to_vec(), params.to_vec());
         let mut last = f64::INFINITY;
@@ -98,16 +101,20 @@ impl KinematicRun {
                 break;
             }
             last = largest;
-            let delta: Vec<f64> = match (&steps, blocks) {
-                (Some(steps), _) => {
+            let delta: Vec<f64> = match (&steps, blocks, reduced) {
+                (Some(steps), ..) => {
                     let dy = steps.solve(r);
                     dy.iter().zip(&self.weights).map(|(d, w)| -d / w).collect()
                 }
-                (None, Some((factors, plan))) => match factors.solve(plan, r) {
+                (None, Some((factors, plan)), _) => match factors.solve(plan, r) {
                     Some(dx) => dx.iter().map(|d| -d).collect(),
                     None => break,
                 },
-                (None, None) => break,
+                (None, None, Some(reduced)) => match reduced.chord_step(r) {
+                    Some(dx) => dx.iter().map(|d| -d).collect(),
+                    None => break,
+                },
+                (None, None, None) => break,
             };
             move_by((problem, &mut self.turns), (state, params), &delta)?;
         }

@@ -18,12 +18,15 @@
 //! | `mod` | the run, its frames and events |
 //! | `correct` | chord and Newton corrections of a predicted frame |
 //! | `rates` | velocities and accelerations at a solved frame |
+//! | `reduced` | a small, fully driven run's rates and chord steps by the LU of its independent rows |
 
 use tenon_model::JointKey;
 use tenon_system::{RateTape, RateWork, RowEvaluator, Scratch, System, TurnCache};
 
 mod correct;
+mod predict;
 mod rates;
+mod reduced;
 
 use correct::move_by;
 
@@ -136,6 +139,9 @@ pub struct KinematicRun {
     /// The last frame's Jacobian factored over those blocks (its rates were solved so;
     /// the next frame's chord steps use it).
     block_factors: Option<BlockFactors>,
+    /// A small run's independent rows, where every freedom is driven: the rates and the
+    /// chord steps by their LU (see `reduced`).
+    reduced: Option<reduced::ReducedRows>,
     /// How many rate solves running the quick refinement did not finish and sparse LU
     /// did, and how many solves LU has taken first since (see `rates`).
     lu_first: std::cell::Cell<(u32, u32)>,
@@ -158,9 +164,9 @@ pub struct KinematicRun {
     /// The step to the current frame and the velocity and acceleration before it (for
     /// the prediction's higher terms).
     previous: Option<(f64, Vec<f64>, Vec<f64>)>,
-    /// The step before that one and the velocity before it (for a prediction from
-    /// velocities alone, see `accelerations_complete`).
-    earlier: Option<(f64, Vec<f64>)>,
+    /// The same one frame further back (for the quintic prediction of small runs and
+    /// the prediction from velocities alone, see `accelerations_complete`).
+    earlier: Option<(f64, Vec<f64>, Vec<f64>)>,
     /// Whether the accelerations are the derivatives of the velocities along every
     /// freedom: a large run whose equations are fewer or more than its unknowns (some
     /// freedom may be driven by no motion) has no multipliers' rates, so its
@@ -233,6 +239,7 @@ impl KinematicRun {
             lu_pattern: std::cell::RefCell::default(),
             block_plan: std::cell::OnceCell::new(),
             block_factors: None,
+            reduced: None,
             lu_first: std::cell::Cell::new((0, 0)),
             rows,
             tolerances,
@@ -273,55 +280,39 @@ impl KinematicRun {
         let mut state = self.state.clone();
         let mut params = self.params.clone();
         if h != 0.0 {
-            // The velocity over the step extrapolated by the cubic through the last two
-            // frames' velocities and accelerations (Hermite), integrated over the step:
-            // with `s` the time since the current frame, `v(s) = v + a s + c2 s^2 + c3
-            // s^3`, the move is `v h + a h^2 / 2 + c2 h^3 / 3 + c3 h^4 / 4`. Velocities
-            // are world-frame vectors, comparable from frame to frame. With no frame
-            // before, Taylor to second order.
-            let before = match &self.previous {
-                Some((h_before, v1, a1)) if *h_before > 0.0 => Some((*h_before, v1, a1)),
-                _ => None,
+            // The velocity over the step extrapolated from the frames before and
+            // integrated (see `predict`): a small run by the quintic through the last
+            // three frames' velocities and accelerations, a large one by the cubic
+            // through two (each extra node costs every coordinate a few operations,
+            // and a large run's steps are short); a run whose accelerations lack the
+            // part along undriven freedoms by the last three velocities alone.
+            let stepped =
+                |p: &Option<(f64, Vec<f64>, Vec<f64>)>| p.as_ref().is_some_and(|p| p.0 > 0.0);
+            let by_velocities =
+                !self.accelerations_complete && stepped(&self.previous) && stepped(&self.earlier);
+            let frames = if by_velocities || self.velocity.len() <= self.options.dense_columns {
+                3
+            } else {
+                2
             };
-            let by_velocities = match (&self.earlier, before) {
-                (Some((h0, v0)), Some((h1, v1, _)))
-                    if !self.accelerations_complete && *h0 > 0.0 =>
-                {
-                    Some((h1, v1, *h0, v0))
+            let mut known = vec![predict::Known {
+                at: 0.0,
+                velocity: &self.velocity,
+                acceleration: (!by_velocities).then_some(&self.acceleration[..]),
+            }];
+            let mut at = 0.0;
+            for (step, v, a) in [&self.previous, &self.earlier].into_iter().flatten() {
+                if known.len() == frames || *step <= 0.0 {
+                    break;
                 }
-                _ => None,
-            };
-            // The step's powers and the divisions by the step before, once.
-            let (h2, h3, h4) = (h * h, h * h * h, h * h * h * h);
-            let per_step = before.map(|(hb, ..)| (1.0 / hb, 1.0 / (hb * hb)));
-            let delta: Vec<f64> = (0..self.velocity.len())
-                .map(|k| {
-                    let (v, a) = (self.velocity[k], self.acceleration[k]);
-                    if let Some((h1, v1, h0, v0)) = by_velocities {
-                        // The quadratic through the last three velocities (Newton's
-                        // form, `s` the time since the current frame): `v(s) = v + d1 s
-                        // + c s (s + h1)`, integrated over the step.
-                        let (v1, v0) = (v1.get(k).copied(), v0.get(k).copied());
-                        if let (Some(v1), Some(v0)) = (v1, v0) {
-                            let d1 = (v - v1) / h1;
-                            let d0 = (v1 - v0) / h0;
-                            let c = (d1 - d0) / (h1 + h0);
-                            return v * h + (d1 + c * h1) * h * h / 2.0 + c * h * h * h / 3.0;
-                        }
-                    }
-                    let mut d = v * h + 0.5 * a * h2;
-                    if let (Some((hb, v1, a1)), Some((inv, inv2))) = (before, per_step) {
-                        if let (Some(&v1), Some(&a1)) = (v1.get(k), a1.get(k)) {
-                            let big_a = (v1 - v + a * hb) * inv2;
-                            let big_b = (a1 - a) * inv;
-                            let c2 = 3.0 * big_a + big_b;
-                            let c3 = (big_b + 2.0 * big_a) * inv;
-                            d += c2 * h3 / 3.0 + c3 * h4 / 4.0;
-                        }
-                    }
-                    d
-                })
-                .collect();
+                at -= step;
+                known.push(predict::Known {
+                    at,
+                    velocity: v,
+                    acceleration: (!by_velocities).then_some(&a[..]),
+                });
+            }
+            let delta = predict::predicted_move(h, &known);
             move_by(
                 (problem, &mut self.turns),
                 (&mut state, &mut params),
@@ -455,7 +446,7 @@ impl KinematicRun {
         let last_velocity = std::mem::replace(&mut self.velocity, velocity.clone());
         let last = std::mem::replace(&mut self.acceleration, acceleration.clone());
         let before = std::mem::take(&mut self.previous);
-        self.earlier = before.map(|(h, v, _)| (h, v));
+        self.earlier = before;
         self.previous = (time != self.time).then_some((time - self.time, last_velocity, last));
         if self.previous.is_none() {
             self.earlier = None;

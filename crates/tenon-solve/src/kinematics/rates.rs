@@ -35,6 +35,22 @@ impl KinematicRun {
                 return Ok((velocity, acceleration, None));
             }
         }
+        // A small run whose every freedom is driven: by the LU of its independent rows,
+        // where they serve; where their determinant has fallen, the least-norm path
+        // below checks the rank and chooses the rows again.
+        let reselect = match self.reduced.as_mut() {
+            Some(reduced) => {
+                let jac = self.evaluator.jacobian();
+                if let Some((velocity, acceleration)) =
+                    reduced.rates(jac, (rates, &mut self.work), (state, params))?
+                {
+                    self.factor = None;
+                    return Ok((velocity, acceleration, None));
+                }
+                reduced.fallen()
+            }
+            None => false,
+        };
         let jac = self.evaluator.jacobian();
         let shape = (self.rows.len(), self.options.dense_columns);
         self.factor = None;
@@ -51,9 +67,19 @@ impl KinematicRun {
                 self.log_det = log_det;
                 factored.rank()
             }
-            (Some(now), Some(first)) if now < first - SINGULAR_DROP.ln() => factored.rank(),
+            (Some(now), Some(first)) if reselect || now < first - SINGULAR_DROP.ln() => {
+                factored.rank()
+            }
             _ => None,
         };
+        // Every freedom driven on a small run: its independent rows chosen (at the first
+        // frame, and again where the rows chosen before came near to losing rank).
+        if rank == Some(dimension) && (self.reduced.is_none() || reselect) {
+            self.reduced = factored
+                .independent_rows()
+                .filter(|kept| kept.len() == dimension)
+                .map(|kept| super::reduced::ReducedRows::new(self.rows.len(), &kept));
+        }
         let weights = &self.weights;
         let lu_pattern = &self.lu_pattern;
         // Refined least-norm solves; where a few rounds do not finish and the system is
@@ -115,7 +141,7 @@ impl KinematicRun {
 }
 
 /// Velocities and accelerations (tangent).
-type Rates = (Vec<f64>, Vec<f64>);
+pub(super) type Rates = (Vec<f64>, Vec<f64>);
 
 impl KinematicRun {
     /// Velocities and accelerations of a large square run block by block (see

@@ -183,6 +183,22 @@ impl DenseStep {
         rank(&self.dense(), self.rows, self.cols)
     }
 
+    /// As many rows of `A` as its rank, independent: the pivots of a QR with column
+    /// pivoting of `A^T` (whose column-major storage is `A`'s row-major), in ascending
+    /// order.
+    pub(crate) fn independent_rows(&self) -> Vec<usize> {
+        let (rows, cols) = (self.rows, self.cols);
+        let mut a_t = vec![0.0; rows * cols];
+        for r in 0..rows {
+            for &(j, v) in &self.nonzeros[self.row_start[r]..self.row_start[r + 1]] {
+                a_t[r * cols + j] = v;
+            }
+        }
+        let mut kept = pivoted_rank(&a_t, cols, rows);
+        kept.sort_unstable();
+        kept
+    }
+
     /// `A`'s pseudo-inverse by a singular value decomposition (singular values below
     /// [`RANK_TOLERANCE`] of the largest are zero), for exact least-norm solutions where
     /// `A` has a null space (a regularised normal solve leaves rounding noise along it).
@@ -309,9 +325,6 @@ fn cholesky_in_place(m: &mut [f64], n: usize) -> bool {
     true
 }
 
-/// Numerical rank of a column-major `rows` by `cols` matrix: Householder QR with
-/// column pivoting on a copy, counting the diagonal entries of `R` above
-/// [`RANK_TOLERANCE`] times the first (the largest).
 /// A pseudo-inverse `A^+`: by the singular value decomposition `A = U S V^T`
 /// restricted to the nonzero singular values (`A^+ = V S^-1 U^T`), or, where `A`'s rows
 /// are independent, through its rows: `A^+ = A^T (A A^T)^-1`, with `A A^T` by Cholesky
@@ -395,8 +408,20 @@ impl PseudoInverse {
     }
 }
 
+/// Numerical rank of a column-major `rows` by `cols` matrix: Householder QR with
+/// column pivoting on a copy, counting the diagonal entries of `R` above
+/// [`RANK_TOLERANCE`] times the first (the largest).
 pub(crate) fn rank(m: &[f64], rows: usize, cols: usize) -> usize {
+    pivoted_rank(m, rows, cols).len()
+}
+
+/// The columns a Householder QR with column pivoting of the column-major `rows` by
+/// `cols` matrix `m` takes as pivots, in the order taken, while their diagonal entry of
+/// `R` stays above [`RANK_TOLERANCE`] times the first: as many as the numerical rank,
+/// and independent (each taken as the one with most left outside those before it).
+pub(crate) fn pivoted_rank(m: &[f64], rows: usize, cols: usize) -> Vec<usize> {
     let mut a = m.to_vec();
+    let mut order: Vec<usize> = (0..cols).collect();
     // What is left of each column below the rows done, squared: downdated after each
     // step, recomputed where the downdate has cancelled most of it.
     let mut left: Vec<f64> = a
@@ -419,6 +444,7 @@ pub(crate) fn rank(m: &[f64], rows: usize, cols: usize) -> usize {
             }
             left.swap(k, p);
             exact.swap(k, p);
+            order.swap(k, p);
         }
         let alpha = best.max(0.0).sqrt();
         let first = *first.get_or_insert(alpha);
@@ -450,7 +476,8 @@ pub(crate) fn rank(m: &[f64], rows: usize, cols: usize) -> usize {
             }
         }
     }
-    rank
+    order.truncate(rank);
+    order
 }
 
 #[cfg(test)]
@@ -485,6 +512,45 @@ mod tests {
         m.set_column(2, &nalgebra::DVector::zeros(5));
         assert_eq!(rank(m.as_slice(), 5, 4), 3);
         assert_eq!(rank(&[], 0, 0), 0);
+    }
+
+    /// The rows chosen as independent: as many as the rank, of full rank together, and
+    /// never one that repeats a row before it or is all zeros.
+    #[test]
+    fn independent_rows_are_as_many_as_the_rank_and_of_full_rank() {
+        let entry = |i: usize, j: usize| {
+            (0.37 * (i + 1) as f64 + (j + 1) as f64 * (0.61 * i as f64 + 1.1)).sin()
+        };
+        let (rows, cols) = (9, 6);
+        let mut a = nalgebra::DMatrix::from_fn(rows, cols, entry);
+        // Row 4 repeats row 1, row 7 is the sum of rows 0 and 2, row 8 is zero: rank 6.
+        let (r1, r0, r2) = (
+            a.row(1).clone_owned(),
+            a.row(0).clone_owned(),
+            a.row(2).clone_owned(),
+        );
+        a.set_row(4, &r1);
+        a.set_row(7, &(r0 + r2));
+        a.set_row(8, &nalgebra::RowDVector::zeros(cols));
+        let jac = TangentJacobian {
+            rows,
+            columns: cols,
+            entries: (0..rows)
+                .flat_map(|i| (0..cols).map(move |j| (i as u32, j as u32)))
+                .map(|(i, j)| (i, j, a[(i as usize, j as usize)]))
+                .collect(),
+        };
+        let mut step = DenseStep::new(rows, cols);
+        let col_of: Vec<usize> = (0..cols).collect();
+        step.fill(&jac, &col_of, &[2.0, 1.0, 0.5, 1.0, 3.0, 1.0]);
+        let kept = step.independent_rows();
+        assert_eq!(kept.len(), a.rank(1e-9));
+        assert_eq!(kept.len(), 6);
+        assert!(kept.windows(2).all(|w| w[0] < w[1]), "{kept:?}");
+        assert!(!kept.contains(&8), "{kept:?}");
+        assert!(!(kept.contains(&1) && kept.contains(&4)), "{kept:?}");
+        let chosen = a.select_rows(&kept);
+        assert_eq!(chosen.rank(1e-9), 6, "{kept:?}");
     }
 
     /// The pseudo-inverse through the rows (independent rows, the rank given) solves,

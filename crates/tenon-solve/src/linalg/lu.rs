@@ -11,8 +11,22 @@
 //! Measured on A02 (callgrind, 1 s of simulation): nalgebra's dense `LU::solve_mut` took
 //! 15,900 instructions a solve.
 //!
-//! Architecture invariant: a solve's sums run over a row's nonzeros in column order, so
-//! the results are the same from run to run and thread to thread.
+//! Most factorizations repeat one pattern (a run's Jacobian frame after frame, a KKT
+//! matrix step after step), and their pivots rarely change. So each partial-pivoting
+//! factorization leaves a plan: its row order and the structure of its factors, worked
+//! out from the positions of the entries (fill included, zeros at this pose included).
+//! The next factorization of the same positions reuses it: rows put in that order, each
+//! eliminated over its structure alone (no pivot search, no scan for zeros), and taken
+//! only while every multiplier stays within [`STATIC_MULTIPLIER`] (threshold pivoting's
+//! bound on growth, partial pivoting's being 1). A larger multiplier or a zero pivot
+//! sends the factorization back to partial pivoting, which makes a new plan.
+//!
+//! Architecture invariant: a solve's sums run over a row's listed entries in column
+//! order, so the results are the same from run to run and thread to thread.
+
+/// Largest multiplier a factorization in a plan's row order may take (else it pivots
+/// anew): threshold pivoting with threshold 0.1.
+const STATIC_MULTIPLIER: f64 = 10.0;
 
 /// The LU factors of a square matrix, `P A = L U` (`L` unit lower triangular).
 #[derive(Debug, Default, Clone)]
@@ -32,6 +46,24 @@ pub struct DenseLu {
     invertible: bool,
     /// Operations the last factorization took (entries visited and multiply-adds).
     factor_work: usize,
+    /// The row order and factor structure of the last partial-pivoting factorization,
+    /// for the next one of the same positions.
+    plan: Option<Plan>,
+}
+
+/// What a factorization of one pattern of positions in one row order needs: the
+/// positions it was made for, each entry's place in the row-major matrix with the rows
+/// in that order, and the structure of the factors (`lower` and `upper` of the
+/// [`DenseLu`] hold it, with their values; the plan keeps their sizes to check them).
+#[derive(Debug, Clone)]
+struct Plan {
+    key: Vec<(u32, u32)>,
+    /// Per entry, its place (`usize::MAX`: outside the matrix).
+    slot: Vec<usize>,
+    /// Entries of `L` and of `U` listed.
+    sizes: (usize, usize),
+    /// Where each row of `U` starts in its list.
+    upper_start: Vec<usize>,
 }
 
 impl DenseLu {
@@ -50,6 +82,9 @@ impl DenseLu {
         if !entries.iter().all(|e| e.2.is_finite()) {
             return false;
         }
+        if self.factor_in_plan(n, entries) {
+            return true;
+        }
         self.lu.clear();
         self.lu.resize(n * n, 0.0);
         for &(r, c, v) in entries {
@@ -63,8 +98,169 @@ impl DenseLu {
         let (invertible, work) = eliminate(&mut self.lu, n, &mut self.pivots);
         self.invertible = invertible;
         self.factor_work = work + 2 * n * n + entries.len();
-        self.list_factors();
+        self.plan = None;
+        if invertible {
+            self.make_plan(entries);
+        } else {
+            self.list_factors();
+        }
         true
+    }
+
+    /// Factors `entries` in the plan's row order over its structure, where the plan is
+    /// for these positions and every multiplier stays within [`STATIC_MULTIPLIER`];
+    /// `false` (the factors then undefined) otherwise.
+    fn factor_in_plan(&mut self, n: usize, entries: &[(u32, u32, f64)]) -> bool {
+        let Some(plan) = self.plan.as_ref() else {
+            return false;
+        };
+        if n != self.pivots.len()
+            || plan.sizes != (self.lower.columns.len(), self.upper.columns.len())
+            || !super::same_positions(&plan.key, entries)
+        {
+            return false;
+        }
+        let a = &mut self.lu;
+        // Only the places in the factors' structure are read or written.
+        let (lower, upper) = (&mut self.lower, &mut self.upper);
+        let (mut l, mut u) = (0, 0);
+        for (i, (&nl, &nu)) in lower.len.iter().zip(&upper.len).enumerate() {
+            for &j in &lower.columns[l..l + nl as usize] {
+                a[i * n + j as usize] = 0.0;
+            }
+            for &j in &upper.columns[u..u + nu as usize] {
+                a[i * n + j as usize] = 0.0;
+            }
+            a[i * n + i] = 0.0;
+            l += nl as usize;
+            u += nu as usize;
+        }
+        for (&slot, &(_, _, v)) in plan.slot.iter().zip(entries) {
+            if let Some(x) = a.get_mut(slot) {
+                *x += v;
+            }
+        }
+        // Row by row: row `i` less its multiples of the rows of `U` before it, in
+        // ascending order (each `U` row `k` is final once row `k` is done).
+        let mut work = 0;
+        let u_starts = &plan.upper_start;
+        let mut l = 0;
+        for i in 0..n {
+            let nl = lower.len[i] as usize;
+            let (done, rest) = a.split_at_mut(i * n);
+            let row = &mut rest[..n];
+            for (&k, value) in lower.columns[l..l + nl]
+                .iter()
+                .zip(&mut lower.values[l..l + nl])
+            {
+                let k = k as usize;
+                let f = row[k] / self.diagonal[k];
+                if f.is_nan() || f.abs() > STATIC_MULTIPLIER {
+                    return false;
+                }
+                row[k] = f;
+                *value = f;
+                let (start, len) = (u_starts[k], upper.len[k] as usize);
+                let pivot_row = &done[k * n..(k + 1) * n];
+                for &j in &upper.columns[start..start + len] {
+                    row[j as usize] -= f * pivot_row[j as usize];
+                }
+                work += len;
+            }
+            l += nl;
+            let d = row[i];
+            if d == 0.0 || !d.is_finite() {
+                return false;
+            }
+            self.diagonal[i] = d;
+            let (start, len) = (u_starts[i], upper.len[i] as usize);
+            for (&j, value) in upper.columns[start..start + len]
+                .iter()
+                .zip(&mut upper.values[start..start + len])
+            {
+                *value = row[j as usize];
+            }
+        }
+        self.invertible = true;
+        self.factor_work = work + 2 * (l + upper.columns.len()) + entries.len();
+        true
+    }
+
+    /// After a partial-pivoting factorization of `entries` (invertible): the plan of its
+    /// row order, and the factors listed over the plan's structure.
+    fn make_plan(&mut self, entries: &[(u32, u32, f64)]) {
+        let n = self.n;
+        // Where each original row ends up: the swaps replayed.
+        let mut order: Vec<usize> = (0..n).collect();
+        for (k, &p) in self.pivots.iter().enumerate() {
+            order.swap(k, p as usize);
+        }
+        let mut place = vec![0usize; n];
+        for (k, &r) in order.iter().enumerate() {
+            place[r] = k;
+        }
+        let slot: Vec<usize> = entries
+            .iter()
+            .map(|&(r, c, _)| {
+                let (r, c) = (r as usize, c as usize);
+                if r < n && c < n {
+                    place[r] * n + c
+                } else {
+                    usize::MAX
+                }
+            })
+            .collect();
+        // The structure, row by row in the new order: a row's positions, and those of
+        // every `U` row it takes a multiple of (ascending, so fill found is used).
+        let mut rows: Vec<Vec<bool>> = vec![vec![false; n]; n];
+        for &s in &slot {
+            if s != usize::MAX {
+                rows[s / n][s % n] = true;
+            }
+        }
+        self.lower.clear();
+        self.upper.clear();
+        self.diagonal.clear();
+        for i in 0..n {
+            let (done, rest) = rows.split_at_mut(i);
+            let row = &mut rest[0];
+            for (k, u_row) in done.iter().enumerate() {
+                if row[k] {
+                    for j in k + 1..n {
+                        row[j] |= u_row[j];
+                    }
+                }
+            }
+            let before = (self.lower.columns.len(), self.upper.columns.len());
+            for (j, &there) in row.iter().enumerate() {
+                if there && j != i {
+                    let factor = if j < i {
+                        &mut self.lower
+                    } else {
+                        &mut self.upper
+                    };
+                    factor.columns.push(j as u32);
+                    factor.values.push(self.lu[i * n + j]);
+                }
+            }
+            self.lower.end_row(before.0);
+            self.upper.end_row(before.1);
+            self.diagonal.push(self.lu[i * n + i]);
+            // Only the `U` part is read by the rows after.
+            row[..=i].iter_mut().for_each(|x| *x = false);
+        }
+        let mut upper_start = Vec::with_capacity(n);
+        let mut start = 0;
+        for &len in &self.upper.len {
+            upper_start.push(start);
+            start += len as usize;
+        }
+        self.plan = Some(Plan {
+            key: entries.iter().map(|&(r, c, _)| (r, c)).collect(),
+            slot,
+            sizes: (self.lower.columns.len(), self.upper.columns.len()),
+            upper_start,
+        });
     }
 
     /// Operations of the last factorization and of one solve with it (entries visited
@@ -97,6 +293,13 @@ impl DenseLu {
             self.upper.end_row(before.1);
             self.diagonal.push(row[i]);
         }
+    }
+
+    /// `ln |det A|` (the sum of the logarithms of the pivots' sizes); `None` where a
+    /// pivot is zero.
+    pub fn log_abs_det(&self) -> Option<f64> {
+        self.invertible
+            .then(|| self.diagonal.iter().map(|d| d.abs().ln()).sum())
     }
 
     /// The size of the matrix factored.
@@ -269,6 +472,84 @@ mod tests {
                 "n = {n}: {factor} {solve}"
             );
         }
+    }
+
+    /// `A x - b`, largest entry.
+    fn residual(entries: &[(u32, u32, f64)], x: &[f64], b: &[f64]) -> f64 {
+        let mut r = b.to_vec();
+        for &(i, j, v) in entries {
+            r[i as usize] -= v * x[j as usize];
+        }
+        r.iter().fold(0.0f64, |m, v| m.max(v.abs()))
+    }
+
+    #[test]
+    fn a_refactorization_of_the_same_positions_reuses_the_plan_and_pivots_anew_when_it_must() {
+        for n in [2, 5, 8, 33, 60] {
+            let first = sample(n);
+            let mut lu = DenseLu::new();
+            assert!(lu.factor_entries(n, &first));
+            let pivots = lu.pivots.clone();
+            assert!(lu.plan.is_some(), "n = {n}");
+            // The same positions, values moved a little (a zero kept in place too):
+            // factored in the plan's order, as exact as a fresh factorization.
+            let moved: Vec<(u32, u32, f64)> = first
+                .iter()
+                .enumerate()
+                .map(|(k, &(r, c, v))| {
+                    (
+                        r,
+                        c,
+                        if k == 3 {
+                            0.0
+                        } else {
+                            v * (1.0 + 0.01 * (k as f64).sin())
+                        },
+                    )
+                })
+                .collect();
+            let b: Vec<f64> = (0..n).map(|k| (k as f64 * 0.71).cos()).collect();
+            let mut fresh = DenseLu::new();
+            assert!(fresh.factor_entries(n, &moved));
+            assert!(lu.factor_entries(n, &moved));
+            assert_eq!(lu.pivots, pivots, "n = {n}: the plan's order is kept");
+            let (mut x, mut y) = (b.clone(), b.clone());
+            assert!(lu.solve_in_place(&mut x) && fresh.solve_in_place(&mut y));
+            assert!(residual(&moved, &x, &b) < 1e-12, "n = {n}");
+            for (a, r) in x.iter().zip(&y) {
+                assert!(
+                    (a - r).abs() <= 1e-10 * (1.0 + r.abs()),
+                    "n = {n}: {a} vs {r}"
+                );
+            }
+            assert!(
+                lu.work().0 <= fresh.work().0,
+                "n = {n}: {:?} {:?}",
+                lu.work(),
+                fresh.work()
+            );
+        }
+        // A pivot that became small: the plan's order would take a multiplier of 1e12,
+        // so the rows are pivoted anew, and the solve stays exact.
+        let mut lu = DenseLu::new();
+        let a = [(0, 0, 2.0), (0, 1, 1.0), (1, 0, 1.0), (1, 1, 3.0)];
+        assert!(lu.factor_entries(2, &a));
+        assert_eq!(lu.pivots, [0, 1]);
+        let small = [(0, 0, 1e-12), (0, 1, 1.0), (1, 0, 1.0), (1, 1, 3.0)];
+        assert!(lu.factor_entries(2, &small));
+        assert_eq!(lu.pivots, [1, 1]);
+        let mut x = [1.0, 2.0];
+        assert!(lu.solve_in_place(&mut x));
+        assert!(residual(&small, &x, &[1.0, 2.0]) < 1e-15);
+        // Other positions: a new plan.
+        let other = [(0, 0, 1.0), (1, 1, 1.0)];
+        assert!(lu.factor_entries(2, &other));
+        let mut x = [4.0, 5.0];
+        assert!(lu.solve_in_place(&mut x));
+        assert_eq!(x, [4.0, 5.0]);
+        // A singular matrix of the plan's positions is refused, as a fresh one is.
+        assert!(lu.factor_entries(2, &[(0, 0, 0.0), (1, 1, 1.0)]));
+        assert!(!lu.solve_in_place(&mut [1.0, 1.0]));
     }
 
     #[test]
