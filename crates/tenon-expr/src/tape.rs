@@ -520,6 +520,12 @@ impl Tape {
         ws.wide.len() >= self.wide_slots()
     }
 
+    /// Whether `out` was made by this tape (or a clone of it), so it can take its
+    /// results.
+    pub fn owns(&self, out: &TapeOutput) -> bool {
+        out.tape == self.id
+    }
+
     /// A buffer for this tape's results.
     pub fn output(&self) -> TapeOutput {
         let mut stored = vec![0.0; 1 + self.pattern.rows + self.pattern.nnz()];

@@ -133,7 +133,7 @@ pub struct ClusterTape {
 
 /// Evaluation results of one cluster (residuals, Jacobian values, raw angles), reused
 /// between evaluations.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ClusterOutput {
     equations: TapeOutput,
     raw: TapeOutput,
@@ -236,6 +236,11 @@ impl ClusterTape {
             raw: self.raw_angles.output(),
             raw_before: Vec::new(),
         }
+    }
+
+    /// Whether `out` was made by [`turn_output`](Self::turn_output) of this cluster.
+    pub(crate) fn owns_turn_output(&self, out: &ClusterOutput) -> bool {
+        self.raw_angles.owns(&out.raw)
     }
 
     /// Evaluates residuals and Jacobian at the local state.

@@ -366,19 +366,29 @@ impl System {
         if self.turns.is_empty() {
             return Ok(());
         }
-        let clusters: Vec<&ClusterTape> = compiled.all().filter(|c| c.has_turns()).collect();
-        let reads_params = clusters.iter().any(|c| c.raw_angles_read_params());
-        let known = cache.raw.len() == clusters.len()
+        let clusters = || compiled.all().filter(|c| c.has_turns());
+        let count = clusters().count();
+        let reads_params = clusters().any(|c| c.raw_angles_read_params());
+        let known = cache.raw.len() == count
             && cache.state.as_slice() == old
             && (!reads_params || cache.params.as_slice() == &*params);
         let mut scratch = Scratch::take_thread_local();
-        cache.raw.resize_with(clusters.len(), Vec::new);
+        cache.raw.resize_with(count, Vec::new);
+        // The outputs and the local state are kept with the cache (each made for its
+        // cluster's tape when first met).
+        if cache.outputs.len() != count
+            || !clusters()
+                .zip(&cache.outputs)
+                .all(|(c, out)| c.owns_turn_output(out))
+        {
+            cache.outputs = clusters().map(ClusterTape::turn_output).collect();
+        }
+        let mut local = std::mem::take(&mut cache.local);
         let mut result = Ok(());
-        for (cluster, raw) in clusters.iter().zip(&mut cache.raw) {
-            let mut out = cluster.turn_output();
+        for ((cluster, raw), out) in clusters().zip(&mut cache.raw).zip(&mut cache.outputs) {
             if !known {
-                let local = cluster.gather(old);
-                match cluster.raw_angles_at(&mut scratch, &local, params, &mut out) {
+                cluster.gather_into(old, &mut local);
+                match cluster.raw_angles_at(&mut scratch, &local, params, out) {
                     Ok(before) => {
                         raw.clear();
                         raw.extend_from_slice(before);
@@ -389,8 +399,8 @@ impl System {
                     }
                 }
             }
-            let local = cluster.gather(new);
-            match cluster.raw_angles_at(&mut scratch, &local, params, &mut out) {
+            cluster.gather_into(new, &mut local);
+            match cluster.raw_angles_at(&mut scratch, &local, params, out) {
                 Ok(after) => {
                     cluster.count_turns(raw, after, params);
                     raw.clear();
@@ -402,6 +412,7 @@ impl System {
                 }
             }
         }
+        cache.local = local;
         Scratch::give_back(scratch);
         if result.is_err() {
             cache.raw.clear();
@@ -439,4 +450,8 @@ pub struct TurnCache {
     params: Vec<f64>,
     /// Per cluster with counted turns, in order: the raw angles.
     raw: Vec<Vec<f64>>,
+    /// Per such cluster, its output (room for the raw angles' evaluation); and room for
+    /// a cluster's local state.
+    outputs: Vec<crate::cluster::ClusterOutput>,
+    local: Vec<f64>,
 }

@@ -111,7 +111,10 @@ impl KinematicRun {
                     None => break,
                 },
                 (None, None, Some(reduced)) => match reduced.chord_step(r) {
-                    Some(dx) => dx.iter().map(|d| -d).collect(),
+                    Some(mut dx) => {
+                        dx.iter_mut().for_each(|d| *d = -*d);
+                        dx
+                    }
                     None => break,
                 },
                 (None, None, None) => break,

@@ -34,17 +34,17 @@ const MAX_NODES: usize = 6;
 /// coefficient in the move), not once per coordinate.
 pub(super) fn predicted_move(h: f64, known: &[Known<'_>]) -> Vec<f64> {
     // The nodes: (time, frame, whether the acceleration).
-    let mut nodes: Vec<(f64, usize, bool)> = Vec::with_capacity(MAX_NODES);
+    let mut nodes = [(0.0f64, 0usize, false); MAX_NODES];
+    let mut m = 0;
     for (f, frame) in known.iter().enumerate() {
-        if nodes.len() == MAX_NODES {
-            break;
-        }
-        nodes.push((frame.at, f, false));
-        if frame.acceleration.is_some() && nodes.len() < MAX_NODES {
-            nodes.push((frame.at, f, true));
+        for derivative in [false, true] {
+            if m < MAX_NODES && (!derivative || frame.acceleration.is_some()) {
+                nodes[m] = (frame.at, f, derivative);
+                m += 1;
+            }
         }
     }
-    let m = nodes.len();
+    let nodes = &nodes[..m];
     let dimension = known.first().map_or(0, |k| k.velocity.len());
     // Per column `j` of the table and row `i >= j`: `1 / (z_i - z_{i-j})`, zero where
     // the nodes coincide (a repeated node: its acceleration is the difference).

@@ -44,6 +44,8 @@ pub(super) struct ReducedRows {
     current: bool,
     /// Whether the last factorization found the kept rows near to losing rank.
     fallen: bool,
+    /// Room for a solve's residual.
+    residual: Vec<f64>,
 }
 
 impl ReducedRows {
@@ -63,6 +65,7 @@ impl ReducedRows {
             first_log_det: None,
             current: false,
             fallen: false,
+            residual: Vec::new(),
         }
     }
 
@@ -106,7 +109,7 @@ impl ReducedRows {
 
     /// Solves `J x = b` by the kept rows, checked on every row (`b` one value per row);
     /// `None` where the check fails.
-    pub(super) fn solve(&self, jac: &TangentJacobian, b: &[f64]) -> Option<Vec<f64>> {
+    pub(super) fn solve(&mut self, jac: &TangentJacobian, b: &[f64]) -> Option<Vec<f64>> {
         let mut x = vec![0.0; self.kept];
         for (&p, &v) in self.place.iter().zip(b) {
             if let Some(x) = x.get_mut(p as usize) {
@@ -117,13 +120,16 @@ impl ReducedRows {
             return None;
         }
         let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let mut r = b.to_vec();
+        let mut r = std::mem::take(&mut self.residual);
+        r.clear();
+        r.extend_from_slice(b);
         for &(row, col, value) in &jac.entries {
             if let (Some(ri), Some(xc)) = (r.get_mut(row as usize), x.get(col as usize)) {
                 *ri -= value * xc;
             }
         }
         let left = r.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        self.residual = r;
         (left <= REDUCED_CHECK * scale.max(f64::MIN_POSITIVE)).then_some(x)
     }
 
@@ -179,8 +185,8 @@ mod tests {
                 entries.push((i as u32, j as u32, v));
             }
         }
-        for j in 0..3 {
-            entries.push((3, j as u32, rows[0][j] + rows[1][j]));
+        for (j, (a, b)) in rows[0].iter().zip(&rows[1]).enumerate() {
+            entries.push((3, j as u32, a + b));
         }
         TangentJacobian {
             rows: 4,

@@ -52,14 +52,16 @@ pub struct DenseLu {
 }
 
 /// What a factorization of one pattern of positions in one row order needs: the
-/// positions it was made for, each entry's place in the row-major matrix with the rows
-/// in that order, and the structure of the factors (`lower` and `upper` of the
+/// positions it was made for, each row's entries with the rows in that order, and the
+/// structure of the factors (`lower` and `upper` of the
 /// [`DenseLu`] hold it, with their values; the plan keeps their sizes to check them).
 #[derive(Debug, Clone)]
 struct Plan {
     key: Vec<(u32, u32)>,
-    /// Per entry, its place (`usize::MAX`: outside the matrix).
-    slot: Vec<usize>,
+    /// Per row in the plan's order, its entries (index in the list, column): row `i`'s
+    /// are `row_entries[row_entry_start[i]..row_entry_start[i + 1]]`.
+    row_entries: Vec<(u32, u32)>,
+    row_entry_start: Vec<usize>,
     /// Entries of `L` and of `U` listed.
     sizes: (usize, usize),
     /// Where each row of `U` starts in its list.
@@ -120,65 +122,60 @@ impl DenseLu {
         {
             return false;
         }
-        let a = &mut self.lu;
-        // Only the places in the factors' structure are read or written.
-        let (lower, upper) = (&mut self.lower, &mut self.upper);
-        let (mut l, mut u) = (0, 0);
-        for (i, (&nl, &nu)) in lower.len.iter().zip(&upper.len).enumerate() {
-            for &j in &lower.columns[l..l + nl as usize] {
-                a[i * n + j as usize] = 0.0;
-            }
-            for &j in &upper.columns[u..u + nu as usize] {
-                a[i * n + j as usize] = 0.0;
-            }
-            a[i * n + i] = 0.0;
-            l += nl as usize;
-            u += nu as usize;
+        // Row by row in a dense work row (only the places in the row's structure are
+        // cleared, filled and read): row `i`'s entries less its multiples of the rows
+        // of `U` before it, in ascending order (each `U` row `k` is final once row `k`
+        // is done).
+        if self.lu.len() < n {
+            self.lu.resize(n, 0.0);
         }
-        for (&slot, &(_, _, v)) in plan.slot.iter().zip(entries) {
-            if let Some(x) = a.get_mut(slot) {
-                *x += v;
-            }
-        }
-        // Row by row: row `i` less its multiples of the rows of `U` before it, in
-        // ascending order (each `U` row `k` is final once row `k` is done).
+        let w = &mut self.lu[..n];
+        let (lower, upper, diagonal) = (&mut self.lower, &mut self.upper, &mut self.diagonal);
         let mut work = 0;
-        let u_starts = &plan.upper_start;
         let mut l = 0;
         for i in 0..n {
             let nl = lower.len[i] as usize;
-            let (done, rest) = a.split_at_mut(i * n);
-            let row = &mut rest[..n];
-            for (&k, value) in lower.columns[l..l + nl]
-                .iter()
-                .zip(&mut lower.values[l..l + nl])
-            {
-                let k = k as usize;
-                let f = row[k] / self.diagonal[k];
+            let (us, nu) = (plan.upper_start[i], upper.len[i] as usize);
+            for &j in &lower.columns[l..l + nl] {
+                w[j as usize] = 0.0;
+            }
+            for &j in &upper.columns[us..us + nu] {
+                w[j as usize] = 0.0;
+            }
+            w[i] = 0.0;
+            let (es, ee) = (plan.row_entry_start[i], plan.row_entry_start[i + 1]);
+            for &(e, j) in &plan.row_entries[es..ee] {
+                if let (Some(x), Some(&(_, _, v))) =
+                    (w.get_mut(j as usize), entries.get(e as usize))
+                {
+                    *x += v;
+                }
+            }
+            for x in l..l + nl {
+                let k = lower.columns[x] as usize;
+                let f = w[k] / diagonal[k];
                 if f.is_nan() || f.abs() > STATIC_MULTIPLIER {
                     return false;
                 }
-                row[k] = f;
-                *value = f;
-                let (start, len) = (u_starts[k], upper.len[k] as usize);
-                let pivot_row = &done[k * n..(k + 1) * n];
-                for &j in &upper.columns[start..start + len] {
-                    row[j as usize] -= f * pivot_row[j as usize];
+                lower.values[x] = f;
+                let (start, len) = (plan.upper_start[k], upper.len[k] as usize);
+                let (columns, values) = (
+                    &upper.columns[start..start + len],
+                    &upper.values[start..start + len],
+                );
+                for (&j, &u) in columns.iter().zip(values) {
+                    w[j as usize] -= f * u;
                 }
                 work += len;
             }
             l += nl;
-            let d = row[i];
+            let d = w[i];
             if d == 0.0 || !d.is_finite() {
                 return false;
             }
-            self.diagonal[i] = d;
-            let (start, len) = (u_starts[i], upper.len[i] as usize);
-            for (&j, value) in upper.columns[start..start + len]
-                .iter()
-                .zip(&mut upper.values[start..start + len])
-            {
-                *value = row[j as usize];
+            diagonal[i] = d;
+            for x in us..us + nu {
+                upper.values[x] = w[upper.columns[x] as usize];
             }
         }
         self.invertible = true;
@@ -249,6 +246,24 @@ impl DenseLu {
             // Only the `U` part is read by the rows after.
             row[..=i].iter_mut().for_each(|x| *x = false);
         }
+        // Each row's entries, rows in the plan's order.
+        let mut row_entry_start = vec![0usize; n + 1];
+        for &s in &slot {
+            if s != usize::MAX {
+                row_entry_start[s / n + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            row_entry_start[i + 1] += row_entry_start[i];
+        }
+        let mut next = row_entry_start.clone();
+        let mut row_entries = vec![(0u32, 0u32); row_entry_start[n]];
+        for (e, &s) in slot.iter().enumerate() {
+            if s != usize::MAX {
+                row_entries[next[s / n]] = (e as u32, (s % n) as u32);
+                next[s / n] += 1;
+            }
+        }
         let mut upper_start = Vec::with_capacity(n);
         let mut start = 0;
         for &len in &self.upper.len {
@@ -257,7 +272,8 @@ impl DenseLu {
         }
         self.plan = Some(Plan {
             key: entries.iter().map(|&(r, c, _)| (r, c)).collect(),
-            slot,
+            row_entries,
+            row_entry_start,
             sizes: (self.lower.columns.len(), self.upper.columns.len()),
             upper_start,
         });
