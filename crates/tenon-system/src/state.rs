@@ -426,6 +426,27 @@ impl System {
         Ok(())
     }
 
+    /// Moves `state` by the tangent step `delta` ([`retract`](Self::retract)) and its
+    /// turn counters (in `params`) with it, as
+    /// [`update_turns_cached`](Self::update_turns_cached) does (the state before the
+    /// move is kept in `cache`'s room, not allocated).
+    pub fn retract_counting_turns(
+        &self,
+        compiled: &Compiled,
+        cache: &mut TurnCache,
+        (state, params): (&mut [f64], &mut [f64]),
+        delta: &[f64],
+    ) -> Result<(), SystemError> {
+        let mut before = std::mem::take(&mut cache.before);
+        before.clear();
+        before.extend_from_slice(state);
+        let result = self
+            .retract(state, delta)
+            .and_then(|()| self.update_turns_cached(compiled, cache, &before, state, params));
+        cache.before = before;
+        result
+    }
+
     /// Keeps counted angles continuous from `old` to `new`: each turn counter moves by
     /// the whole turns its raw angle wrapped by (steps between calls must turn less than
     /// half a turn).
@@ -454,4 +475,6 @@ pub struct TurnCache {
     /// a cluster's local state.
     outputs: Vec<crate::cluster::ClusterOutput>,
     local: Vec<f64>,
+    /// Room for the state before a move.
+    before: Vec<f64>,
 }

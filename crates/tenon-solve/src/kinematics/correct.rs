@@ -63,7 +63,13 @@ impl KinematicRun {
             ),
             (false, None) => return Ok(None),
         };
-        let predicted = (state.to_vec(), params.to_vec());
+        // The prediction, to put back if the steps do not converge (in memory kept from
+        // frame to frame).
+        let mut predicted = std::mem::take(&mut self.undo);
+        predicted.0.clear();
+        predicted.0.extend_from_slice(state);
+        predicted.1.clear();
+        predicted.1.extend_from_slice(params);
         let mut last = f64::INFINITY;
         let mut converged = None;
         for k in 0..MAX_CHORD_STEPS {
@@ -129,6 +135,7 @@ impl KinematicRun {
             state.copy_from_slice(&predicted.0);
             params.copy_from_slice(&predicted.1);
         }
+        self.undo = predicted;
         Ok(converged)
     }
 
@@ -179,10 +186,8 @@ pub(super) fn move_by(
     (state, params): (&mut [f64], &mut [f64]),
     delta: &[f64],
 ) -> Result<(), SolveError> {
-    let before = state.to_vec();
-    problem.system.retract(state, delta)?;
     problem
         .system
-        .update_turns_cached(problem.compiled, turns, &before, state, params)?;
+        .retract_counting_turns(problem.compiled, turns, (state, params), delta)?;
     Ok(())
 }

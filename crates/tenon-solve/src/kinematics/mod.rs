@@ -181,6 +181,8 @@ pub struct KinematicRun {
     chord_evaluations: usize,
     /// The raw angles of the counted turns at the last state moved to.
     turns: TurnCache,
+    /// Room for a predicted state and parameters, put back where chord steps fail.
+    undo: (Vec<f64>, Vec<f64>),
 }
 
 /// The equations a run holds: joints, drives and motions.
@@ -264,6 +266,7 @@ impl KinematicRun {
             since_chord_failed: usize::MAX,
             chord_evaluations: 0,
             turns: TurnCache::default(),
+            undo: (Vec::new(), Vec::new()),
         })
     }
 
@@ -443,10 +446,16 @@ impl KinematicRun {
         }
         self.state.clone_from(&state);
         self.params = params;
-        let last_velocity = std::mem::replace(&mut self.velocity, velocity.clone());
-        let last = std::mem::replace(&mut self.acceleration, acceleration.clone());
-        let before = std::mem::take(&mut self.previous);
-        self.earlier = before;
+        // The frame two back gives its vectors' memory to the current one's copies.
+        let (mut v_now, mut a_now) = match self.earlier.take() {
+            Some((_, v, a)) => (v, a),
+            None => (Vec::new(), Vec::new()),
+        };
+        v_now.clone_from(&velocity);
+        a_now.clone_from(&acceleration);
+        let last_velocity = std::mem::replace(&mut self.velocity, v_now);
+        let last = std::mem::replace(&mut self.acceleration, a_now);
+        self.earlier = std::mem::take(&mut self.previous);
         self.previous = (time != self.time).then_some((time - self.time, last_velocity, last));
         if self.previous.is_none() {
             self.earlier = None;

@@ -30,7 +30,7 @@ const MAX_NODES: usize = 6;
 /// extrapolated alone; a frame shorter than the current one's velocity counts as zero
 /// where it has no value.
 ///
-/// The table of divided differences is run on the nodes once per value (each value's
+/// The table of divided differences is run backwards once on the nodes (each value's
 /// coefficient in the move), not once per coordinate.
 pub(super) fn predicted_move(h: f64, known: &[Known<'_>]) -> Vec<f64> {
     // The nodes: (time, frame, whether the acceleration).
@@ -72,34 +72,35 @@ pub(super) fn predicted_move(h: f64, known: &[Known<'_>]) -> Vec<f64> {
             product[p] = lower - z * product[p];
         }
     }
-    // The move is linear in the frames' values: each value's coefficient is the move
-    // of the data that is 1 at that value and 0 elsewhere (the table run once per node).
-    // Node `i`'s value is its frame's acceleration where it repeats a node, else its
-    // velocity.
+    // The move is linear in the frames' values (node `i`'s value is its frame's
+    // acceleration where it repeats a node, else its velocity), so each value's
+    // coefficient is the derivative of the move by it: the table of divided differences
+    // run backwards once on the weights (reverse mode), not once per coordinate.
     let mut coefficient = [0.0f64; MAX_NODES];
-    for (unit, coefficient) in coefficient.iter_mut().enumerate().take(m) {
-        let value = |i: usize| if i == unit { 1.0 } else { 0.0 };
-        let mut q = [0.0f64; MAX_NODES];
-        for i in 0..m {
-            // The velocity: the node's own, or its twin's where it repeats one.
-            let twin = if i > 0 && inverse[1][i] == 0.0 {
-                i - 1
+    let mut q_bar = weight;
+    for (j, inverse) in inverse.iter().enumerate().take(m).skip(1).rev() {
+        // Forwards, row `i` (descending) became `(q_i - q_{i-1}) / gap`, or at a
+        // repeated node (j = 1) the acceleration there; backwards, ascending.
+        for i in j..m {
+            if inverse[i] == 0.0 {
+                coefficient[i] += q_bar[i];
+                q_bar[i] = 0.0;
             } else {
-                i
-            };
-            q[i] = value(twin);
-        }
-        for (j, inverse) in inverse.iter().enumerate().take(m).skip(1) {
-            for i in (j..m).rev() {
-                q[i] = if inverse[i] == 0.0 {
-                    // Only j = 1 at a repeated node: the acceleration there.
-                    value(i)
-                } else {
-                    (q[i] - q[i - 1]) * inverse[i]
-                };
+                let t = q_bar[i] * inverse[i];
+                q_bar[i - 1] -= t;
+                q_bar[i] = t;
             }
         }
-        *coefficient = q.iter().zip(&weight).take(m).map(|(q, w)| q * w).sum();
+    }
+    // The table starts from each node's velocity: its own, or its twin's where it
+    // repeats one.
+    for i in 0..m {
+        let twin = if i > 0 && inverse[1][i] == 0.0 {
+            i - 1
+        } else {
+            i
+        };
+        coefficient[twin] += q_bar[i];
     }
     let mut delta = vec![0.0; dimension];
     for (&(_, f, derivative), &coefficient) in nodes.iter().zip(&coefficient) {

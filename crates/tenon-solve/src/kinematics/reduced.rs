@@ -96,10 +96,14 @@ impl ReducedRows {
                 }
             }
         }
-        if !self.lu.factor_entries(self.kept, &self.entries) {
-            return false;
-        }
-        let Some(log_det) = self.lu.log_abs_det() else {
+        // A singular (or not finite) matrix counts as fallen: the rows are chosen again.
+        let log_det = self
+            .lu
+            .factor_entries(self.kept, &self.entries)
+            .then(|| self.lu.log_abs_det())
+            .flatten();
+        let Some(log_det) = log_det else {
+            self.fallen = true;
             return false;
         };
         let first = *self.first_log_det.get_or_insert(log_det);
