@@ -514,6 +514,24 @@ mod tests {
         assert_eq!(rank(&[], 0, 0), 0);
     }
 
+    /// `a` as a step's Jacobian, every entry listed, filled into a [`DenseStep`] with
+    /// column weights `weights`.
+    fn step_of(a: &nalgebra::DMatrix<f64>, weights: &[f64]) -> DenseStep {
+        let (rows, cols) = a.shape();
+        let jac = TangentJacobian {
+            rows,
+            columns: cols,
+            entries: (0..rows)
+                .flat_map(|i| (0..cols).map(move |j| (i, j)))
+                .map(|(i, j)| (i as u32, j as u32, a[(i, j)]))
+                .collect(),
+        };
+        let mut step = DenseStep::new(rows, cols);
+        let col_of: Vec<usize> = (0..cols).collect();
+        step.fill(&jac, &col_of, weights);
+        step
+    }
+
     /// The rows chosen as independent: as many as the rank, of full rank together, and
     /// never one that repeats a row before it or is all zeros.
     #[test]
@@ -532,17 +550,7 @@ mod tests {
         a.set_row(4, &r1);
         a.set_row(7, &(r0 + r2));
         a.set_row(8, &nalgebra::RowDVector::zeros(cols));
-        let jac = TangentJacobian {
-            rows,
-            columns: cols,
-            entries: (0..rows)
-                .flat_map(|i| (0..cols).map(move |j| (i as u32, j as u32)))
-                .map(|(i, j)| (i, j, a[(i as usize, j as usize)]))
-                .collect(),
-        };
-        let mut step = DenseStep::new(rows, cols);
-        let col_of: Vec<usize> = (0..cols).collect();
-        step.fill(&jac, &col_of, &[2.0, 1.0, 0.5, 1.0, 3.0, 1.0]);
+        let step = step_of(&a, &[2.0, 1.0, 0.5, 1.0, 3.0, 1.0]);
         let kept = step.independent_rows();
         assert_eq!(kept.len(), a.rank(1e-9));
         assert_eq!(kept.len(), 6);
@@ -565,17 +573,7 @@ mod tests {
                 (1.3 * i as f64 + 0.7 * j as f64).sin() + if i == j { 2.0 } else { 0.0 }
             }
         });
-        let mut step = DenseStep::new(rows, cols);
-        let jac = TangentJacobian {
-            rows,
-            columns: cols,
-            entries: (0..rows)
-                .flat_map(|i| (0..cols).map(move |j| (i as u32, j as u32)))
-                .map(|(i, j)| (i, j, a[(i as usize, j as usize)]))
-                .collect(),
-        };
-        let col_of: Vec<usize> = (0..cols).collect();
-        step.fill(&jac, &col_of, &[1.0; 11]);
+        let step = step_of(&a, &[1.0; 11]);
         let by_rows = step.pseudo_inverse(Some(rows));
         let by_svd = step.pseudo_inverse(None);
         assert!(matches!(by_rows, PseudoInverse::Rows { .. }));
@@ -604,17 +602,7 @@ mod tests {
                 (i as f64 - 0.5 * j as f64).sin()
             }
         });
-        let mut step = DenseStep::new(9, 7);
-        let jac = TangentJacobian {
-            rows: 9,
-            columns: 7,
-            entries: (0..9)
-                .flat_map(|i| (0..7).map(move |j| (i as u32, j as u32)))
-                .map(|(i, j)| (i, j, a[(i as usize, j as usize)]))
-                .collect(),
-        };
-        let col_of: Vec<usize> = (0..7).collect();
-        step.fill(&jac, &col_of, &[1.0; 7]);
+        let step = step_of(&a, &[1.0; 7]);
         let r: Vec<f64> = (0..9).map(|k| (k as f64).cos()).collect();
         let mut x = step.transpose_times(&r);
         step.factor(1e-3).unwrap().solve_in_place(&mut x);
