@@ -49,6 +49,9 @@ fn slider_crank_piston_follows_the_exact_formulas() {
         let t = k as f64 / 360.0;
         let (frame, events) = run.frame_at((&problem, &rates), t).unwrap();
         assert!(events.is_empty(), "t = {t}: {events:?}");
+        // Every freedom driven: after the first frame (whose rank QR chooses the rows),
+        // the rates come from the independent rows' LU.
+        assert!(k == 0 || run.rates_by_independent_rows(), "t = {t}");
         let theta = (40.0 + 360.0 * t).to_radians();
         let (s, c) = theta.sin_cos();
         let d = (l * l - r * r * s * s).sqrt();

@@ -482,6 +482,13 @@ impl KinematicRun {
     pub fn time(&self) -> f64 {
         self.time
     }
+
+    /// Whether the current frame's rates were solved on the Jacobian's independent
+    /// rows by LU (a small run whose motions drive every freedom; see `reduced`), not
+    /// by the least-norm solve.
+    pub fn rates_by_independent_rows(&self) -> bool {
+        self.reduced.as_ref().is_some_and(|r| r.current())
+    }
 }
 
 impl std::fmt::Debug for KinematicRun {
