@@ -36,21 +36,18 @@ impl KinematicRun {
             }
         }
         // A small run whose every freedom is driven: by the LU of its independent rows,
-        // where they serve; where their determinant has fallen, the least-norm path
-        // below checks the rank and chooses the rows again.
-        let reselect = match self.reduced.as_mut() {
-            Some(reduced) => {
-                let jac = self.evaluator.jacobian();
-                if let Some((velocity, acceleration)) =
-                    reduced.rates(jac, (rates, &mut self.work), (state, params))?
-                {
-                    self.factor = None;
-                    return Ok((velocity, acceleration, None));
-                }
-                reduced.fallen()
+        // where they serve; where they do not (their determinant has fallen: near a
+        // singular position), the least-norm path below, which watches the rank as it
+        // did before the rows were chosen.
+        if let Some(reduced) = self.reduced.as_mut() {
+            let jac = self.evaluator.jacobian();
+            if let Some((velocity, acceleration)) =
+                reduced.rates(jac, (rates, &mut self.work), (state, params))?
+            {
+                self.factor = None;
+                return Ok((velocity, acceleration, None));
             }
-            None => false,
-        };
+        }
         let jac = self.evaluator.jacobian();
         let shape = (self.rows.len(), self.options.dense_columns);
         self.factor = None;
@@ -67,14 +64,14 @@ impl KinematicRun {
                 self.log_det = log_det;
                 factored.rank()
             }
-            (Some(now), Some(first)) if reselect || now < first - SINGULAR_DROP.ln() => {
-                factored.rank()
-            }
+            (Some(now), Some(first)) if now < first - SINGULAR_DROP.ln() => factored.rank(),
             _ => None,
         };
-        // Every freedom driven on a small run: its independent rows chosen (at the first
-        // frame, and again where the rows chosen before came near to losing rank).
-        if rank == Some(dimension) && (self.reduced.is_none() || reselect) {
+        // Every freedom driven on a small run: its independent rows chosen once, at the
+        // first frame whose rank is full. They are not chosen again where their
+        // determinant falls: a new choice would measure its fall from a lower start,
+        // and the frames nearer a singular position would not be watched.
+        if rank == Some(dimension) && self.reduced.is_none() {
             self.reduced = factored
                 .independent_rows()
                 .filter(|kept| kept.len() == dimension)

@@ -11,9 +11,10 @@
 //! every row, and a frame whose check fails, or whose rows have come near to losing
 //! rank, takes the least-norm path instead.
 //!
-//! The rows are chosen once (at the frame whose rank is found to be `n`) by a QR with
-//! column pivoting of `J^T`, and chosen again when a frame finds the full rank after
-//! the chosen rows' determinant has fallen.
+//! The rows are chosen once (at the first frame whose rank is found to be `n`) by a QR
+//! with column pivoting of `J^T`. Frames where their determinant has fallen take the
+//! least-norm path, which watches for singular positions as it does without them; the
+//! rows serve again once their determinant is back.
 //!
 //! Architecture invariant: the rates are those of the least-norm path to rounding,
 //! since both are the unique solution; only the arithmetic differs.
@@ -42,7 +43,9 @@ pub(super) struct ReducedRows {
     first_log_det: Option<f64>,
     /// Whether `lu` holds the Jacobian at the current frame (for the next chord).
     current: bool,
-    /// Whether the last factorization found the kept rows near to losing rank.
+    /// Whether the last factorization found the kept rows near to losing rank: their
+    /// determinant fallen by [`SINGULAR_DROP`] (for the normal matrix: its square root
+    /// for these rows) since the first, or singular.
     fallen: bool,
     /// Room for a solve's residual.
     residual: Vec<f64>,
@@ -69,13 +72,6 @@ impl ReducedRows {
         }
     }
 
-    /// Whether the kept rows' determinant has fallen by [`SINGULAR_DROP`] (for the
-    /// normal matrix: the square root of it for these rows) since they were chosen, at
-    /// the last factorization.
-    pub(super) fn fallen(&self) -> bool {
-        self.fallen
-    }
-
     /// Whether the factors are those of the current frame's Jacobian.
     pub(super) fn current(&self) -> bool {
         self.current
@@ -96,7 +92,7 @@ impl ReducedRows {
                 }
             }
         }
-        // A singular (or not finite) matrix counts as fallen: the rows are chosen again.
+        // A singular (or not finite) matrix counts as fallen.
         let log_det = self
             .lu
             .factor_entries(self.kept, &self.entries)
@@ -232,17 +228,17 @@ mod tests {
     fn kept_rows_near_to_losing_rank_are_refused_and_said_fallen() {
         let mut reduced = ReducedRows::new(4, &[0, 1, 2]);
         assert!(reduced.factor(&jacobian(4.0)));
-        assert!(!reduced.fallen());
+        assert!(!reduced.fallen);
         // The kept rows' determinant is 6 s - 2.5: near s = 2.5 / 6 it has fallen by
         // far more than 1e4 (the square root of the normal matrix's SINGULAR_DROP).
         let det = |s: f64| 6.0 * s - 2.5;
         let s = 2.5 / 6.0 + 1e-6;
         assert!(det(s).abs() < 1e-4 * det(4.0).abs());
         assert!(!reduced.factor(&jacobian(s)));
-        assert!(reduced.fallen());
+        assert!(reduced.fallen);
         assert!(!reduced.current());
         // Back away from it: served again.
         assert!(reduced.factor(&jacobian(3.0)));
-        assert!(!reduced.fallen());
+        assert!(!reduced.fallen);
     }
 }
