@@ -46,8 +46,9 @@ const REFINE_RETRY: u32 = 32;
 /// Residual of the rates' equations, relative to their right-hand side, at which the
 /// refinement stops.
 const RATE_TOLERANCE: f64 = 1e-14;
-/// Largest residual, relative to the right-hand side, of a sparse LU solve of the rates
-/// taken as exact (else the refined least-norm solve is used).
+/// Largest residual, relative to the right-hand side, of a direct solve of the rates
+/// (sparse LU, the blocks, a small run's independent rows) taken as exact (else the
+/// refined least-norm solve is used).
 const SQUARE_CHECK: f64 = 1e-11;
 /// A fall of the rates' normal matrix's determinant by this factor since the first
 /// frame has its rank checked again.

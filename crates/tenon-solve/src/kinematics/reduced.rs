@@ -22,12 +22,9 @@
 use tenon_system::{RateTape, RateWork, TangentJacobian};
 
 use super::rates::Rates;
-use super::SINGULAR_DROP;
+use super::{SINGULAR_DROP, SQUARE_CHECK};
 use crate::linalg::DenseLu;
 use crate::SolveError;
-
-/// Largest residual of a solve, relative to its right-hand side, taken as exact.
-const REDUCED_CHECK: f64 = 1e-11;
 
 /// The independent rows of a small run and their LU at the current frame.
 #[derive(Debug)]
@@ -39,7 +36,8 @@ pub(super) struct ReducedRows {
     /// The kept rows' Jacobian entries, renumbered (room kept from frame to frame).
     entries: Vec<(u32, u32, f64)>,
     lu: DenseLu,
-    /// `ln |det|` of the kept rows at the frame they were chosen.
+    /// `ln |det|` of the kept rows at their first factorization (the frame after they
+    /// were chosen).
     first_log_det: Option<f64>,
     /// Whether `lu` holds the Jacobian at the current frame (for the next chord).
     current: bool,
@@ -130,7 +128,7 @@ impl ReducedRows {
         }
         let left = r.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         self.residual = r;
-        (left <= REDUCED_CHECK * scale.max(f64::MIN_POSITIVE)).then_some(x)
+        (left <= SQUARE_CHECK * scale.max(f64::MIN_POSITIVE)).then_some(x)
     }
 
     /// A chord step's `dx` with `J dx = r` by the factors of the last frame (unchecked:
