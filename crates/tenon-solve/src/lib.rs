@@ -216,14 +216,25 @@ fn takes_part(system: &System, row: usize, include_motions: bool) -> bool {
         )
 }
 
+/// Rotation weights are at least this fraction of the largest free part's size. A part
+/// far smaller than the assembly (a 0.1 mm pin beside 10 m frames) would otherwise turn
+/// by large angles in each least-change step, cheaply in its own size, while the turn's
+/// second-order error is as large as the residual the step removes: a 10,000-part chain
+/// of 10 m frames, 0.1 mm pins and 100 mm links took 65 Newton iterations (11 at 1,000
+/// parts), and takes 7 (3) with the floor. Parts of at least this fraction weigh as
+/// before; the ratio of the weights is bounded by its inverse.
+const ROTATION_WEIGHT_FLOOR: f64 = 1e-3;
+
 /// Weight of each tangent column: a free part's size for its rotation columns (so
-/// metres and radians compare), 1 for translations and extra unknowns.
+/// metres and radians compare; at least [`ROTATION_WEIGHT_FLOOR`] of the largest), 1 for
+/// translations and extra unknowns.
 fn column_weights(system: &System) -> Vec<f64> {
     let sizes = system.part_sizes();
+    let floor = ROTATION_WEIGHT_FLOOR * sizes.iter().fold(0.0f64, |m, &s| m.max(s));
     let layout = system.layout();
     (0..layout.dimension())
         .map(|col| match layout.column(col) {
-            Some(tenon_system::TangentColumn::Rotation { part, .. }) => sizes[part],
+            Some(tenon_system::TangentColumn::Rotation { part, .. }) => sizes[part].max(floor),
             _ => 1.0,
         })
         .collect()

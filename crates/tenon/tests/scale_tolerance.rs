@@ -62,6 +62,19 @@ fn a_thousand_parts_in_each_layout_hold_to_the_stated_tolerance() {
     }
 }
 
+/// Parts of very different sizes (10 m frames, 0.1 mm pins, 100 mm links in turn): the
+/// pins' turns are weighed at least as a thousandth of the largest part's (else each
+/// least-change step turned them by tenths of a radian, and 1,000 parts took 11 Newton
+/// iterations, 10,000 parts 65).
+#[test]
+fn mixed_sizes_converge_in_a_few_newton_iterations() {
+    let mut m = Mechanism::from_json(&scale::mixed(1000, [0.0, 0.0]), None).unwrap();
+    let report = m.solve().unwrap();
+    assert!(report.converged);
+    let most = report.clusters.iter().map(|c| c.iterations).max().unwrap();
+    assert!(most <= 5, "{most} iterations");
+}
+
 #[test]
 fn a_rounding_level_residual_on_a_300_m_assembly_is_not_a_failure() {
     // 1,000 links of 300 mm from the origin: the far end at 300,000 mm, where one unit
