@@ -88,7 +88,7 @@ impl KinematicRun {
             lu.get_or_init(|| SquareLu::with_pattern(jac, &mut lu_pattern.borrow_mut()))
                 .as_ref()
                 .and_then(|lu| lu.solve(b))
-                .filter(|x| exact(jac, x, b))
+                .filter(|x| exact(jac, x, b, &mut Vec::new()))
         };
         let solve_refined = |b: &[f64]| -> Vec<f64> {
             // Where the quick rounds have not finished LU_FIRST_AFTER times running
@@ -176,12 +176,12 @@ impl KinematicRun {
     }
 }
 
-/// Whether `x` solves `J x = b` to [`SQUARE_CHECK`] of `b`.
-fn exact(jac: &TangentJacobian, x: &[f64], b: &[f64]) -> bool {
+/// Whether `x` solves `J x = b` to [`SQUARE_CHECK`] of `b` (the check of every direct
+/// solve of the rates; `room` holds `b - J x` after).
+pub(super) fn exact(jac: &TangentJacobian, x: &[f64], b: &[f64], room: &mut Vec<f64>) -> bool {
     let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let left = residual_of(jac, x, b)
-        .iter()
-        .fold(0.0f64, |m, v| m.max(v.abs()));
+    residual_into(jac, x, b, room);
+    let left = room.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     left <= SQUARE_CHECK * scale.max(f64::MIN_POSITIVE)
 }
 
@@ -266,11 +266,18 @@ fn scaled(x: &[f64], weights: &[f64]) -> Vec<f64> {
 
 /// `b - J x`.
 fn residual_of(jac: &TangentJacobian, x: &[f64], b: &[f64]) -> Vec<f64> {
-    let mut r = b.to_vec();
+    let mut r = Vec::with_capacity(b.len());
+    residual_into(jac, x, b, &mut r);
+    r
+}
+
+/// `b - J x` into `r` (its memory reused).
+fn residual_into(jac: &TangentJacobian, x: &[f64], b: &[f64], r: &mut Vec<f64>) {
+    r.clear();
+    r.extend_from_slice(b);
     for &(row, col, value) in &jac.entries {
         if let (Some(ri), Some(xc)) = (r.get_mut(row as usize), x.get(col as usize)) {
             *ri -= value * xc;
         }
     }
-    r
 }

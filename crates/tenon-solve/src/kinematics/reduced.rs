@@ -21,8 +21,8 @@
 
 use tenon_system::{RateTape, RateWork, TangentJacobian};
 
-use super::rates::Rates;
-use super::{SINGULAR_DROP, SQUARE_CHECK};
+use super::rates::{exact, Rates};
+use super::SINGULAR_DROP;
 use crate::linalg::DenseLu;
 use crate::SolveError;
 
@@ -105,30 +105,26 @@ impl ReducedRows {
         !self.fallen
     }
 
-    /// Solves `J x = b` by the kept rows, checked on every row (`b` one value per row);
-    /// `None` where the check fails.
-    pub(super) fn solve(&mut self, jac: &TangentJacobian, b: &[f64]) -> Option<Vec<f64>> {
+    /// The values of `b` (one per row of the run) at the kept rows, in their order.
+    fn kept_part(&self, b: &[f64]) -> Vec<f64> {
         let mut x = vec![0.0; self.kept];
         for (&p, &v) in self.place.iter().zip(b) {
             if let Some(x) = x.get_mut(p as usize) {
                 *x = v;
             }
         }
+        x
+    }
+
+    /// Solves `J x = b` by the kept rows, checked on every row as every direct solve of
+    /// the rates is (`rates::exact`; `b` one value per row); `None` where the check
+    /// fails.
+    pub(super) fn solve(&mut self, jac: &TangentJacobian, b: &[f64]) -> Option<Vec<f64>> {
+        let mut x = self.kept_part(b);
         if !self.lu.solve_in_place(&mut x) {
             return None;
         }
-        let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let mut r = std::mem::take(&mut self.residual);
-        r.clear();
-        r.extend_from_slice(b);
-        for &(row, col, value) in &jac.entries {
-            if let (Some(ri), Some(xc)) = (r.get_mut(row as usize), x.get(col as usize)) {
-                *ri -= value * xc;
-            }
-        }
-        let left = r.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        self.residual = r;
-        (left <= SQUARE_CHECK * scale.max(f64::MIN_POSITIVE)).then_some(x)
+        exact(jac, &x, b, &mut self.residual).then_some(x)
     }
 
     /// A chord step's `dx` with `J dx = r` by the factors of the last frame (unchecked:
@@ -137,12 +133,7 @@ impl ReducedRows {
         if !self.current {
             return None;
         }
-        let mut x = vec![0.0; self.kept];
-        for (&p, &v) in self.place.iter().zip(r) {
-            if let Some(x) = x.get_mut(p as usize) {
-                *x = v;
-            }
-        }
+        let mut x = self.kept_part(r);
         self.lu.solve_in_place(&mut x).then_some(x)
     }
 
