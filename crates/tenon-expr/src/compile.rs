@@ -183,9 +183,12 @@ impl ExprGraph {
         // The pattern, row by row: a shaped row's columns are its template's, moved to
         // the instance's unknowns and sorted again; the others differentiated here.
         let mut row_start = Vec::with_capacity(rows + 1);
-        let mut cols: Vec<u32> = Vec::new();
+        // Shaped rows' entries are known; a row compiled here is guessed at eight.
+        let unshaped = instance_of_row.iter().filter(|&&i| i == u32::MAX).count();
+        let room = instances.entry_cells.len() + 8 * unshaped;
+        let mut cols: Vec<u32> = Vec::with_capacity(room);
         // Entry expressions of rows compiled here (`None` for shaped rows' entries).
-        let mut entries: Vec<Option<ExprId>> = Vec::new();
+        let mut entries: Vec<Option<ExprId>> = Vec::with_capacity(room);
         row_start.push(0u32);
         let mut row: Vec<(u32, ExprId)> = Vec::new();
         let mut shaped_row: Vec<(u32, u32)> = Vec::new();
@@ -327,6 +330,10 @@ impl ExprGraph {
         // Each group's shape is looked up as soon as it is made: the shapes of a large
         // cluster, all held at once, would be hundreds of megabytes.
         let mut instances = Instances::default();
+        // The lists are sized from the first group times the number of groups (groups
+        // of one compile are mostly alike), not grown a push at a time.
+        let group_count = 1 + groups.windows(2).filter(|w| w[0] != w[1]).count();
+        let mut sized = false;
         let mut start = 0;
         while start < outputs.len() {
             let label = groups.get(start);
@@ -341,6 +348,14 @@ impl ExprGraph {
             else {
                 continue;
             };
+            if !sized {
+                sized = true;
+                let nnz = self
+                    .templates
+                    .get(template)
+                    .map_or(0, |t| t.pattern().nnz());
+                instances.reserve(group_count, leaves, nnz);
+            }
             let vars = instances.leaves.vars_at(leaves);
             for &v in vars {
                 let column = columns.of.get(&v).copied().unwrap_or(u32::MAX);
@@ -429,6 +444,17 @@ struct Instances {
 }
 
 impl Instances {
+    /// Room for `groups` groups with as many leaves as those at `first` (the first's)
+    /// and `nnz` Jacobian entries each.
+    fn reserve(&mut self, groups: usize, first: LeafRanges, nnz: usize) {
+        let vars = (first.vars.1 - first.vars.0) as usize;
+        self.list.reserve(groups);
+        self.entry_cells.reserve(groups * nnz);
+        self.var_index.reserve(groups * vars);
+        self.leaf_column.reserve(groups * vars);
+        self.leaves.reserve(groups, first);
+    }
+
     fn map(&self, inst: &Instance) -> InstanceMap<'_> {
         InstanceMap {
             var_index: range_of(&self.var_index, inst.leaves.vars),

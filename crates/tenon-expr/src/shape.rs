@@ -56,13 +56,36 @@ fn is_literal(bits: u64) -> bool {
 /// A group's shape: its nodes in post-order, children and leaves numbered locally (a
 /// parameter leaf with [`CONSTANT_LEAF`] set is the group's `k`-th constant), and the
 /// positions of its outputs.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+///
+/// Its hash is worked out once, as the walk makes it ([`ShapeKey::seal`]): a key is
+/// looked up in the graph's templates and in the process's, and inserted in the
+/// graph's, and each of those hashed every node again (a fifteenth of a small file's
+/// build).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct ShapeKey {
     nodes: Vec<Node>,
     roots: Vec<u32>,
     /// Whether the template holds the Jacobian with respect to its unknowns (else values
     /// only).
     jacobian: bool,
+    /// The hash of the fields above, set by [`ShapeKey::seal`] (equal keys have equal
+    /// hashes: it is a function of them).
+    hash: u64,
+}
+
+impl std::hash::Hash for ShapeKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl ShapeKey {
+    /// Sets the hash from the nodes, roots and `jacobian` (after they are all set).
+    fn seal(&mut self) {
+        use std::hash::BuildHasher;
+        let hasher = rustc_hash::FxBuildHasher;
+        self.hash = hasher.hash_one((&self.nodes, &self.roots, self.jacobian));
+    }
 }
 
 /// A group's own leaves, in the order its shape numbers them; also the leaves of many
@@ -88,6 +111,14 @@ impl Leaves {
         self.vars.clear();
         self.params.clear();
         self.consts.clear();
+    }
+
+    /// Room for `groups` more groups with as many leaves as the one at `r`.
+    pub(crate) fn reserve(&mut self, groups: usize, r: LeafRanges) {
+        let count = |(a, b): (u32, u32)| groups * (b - a) as usize;
+        self.vars.reserve(count(r.vars));
+        self.params.reserve(count(r.params));
+        self.consts.reserve(count(r.consts));
     }
 
     /// The unknowns, parameters and constants of the group at `r`.
@@ -204,6 +235,7 @@ impl ExprGraph {
         let mut scratch = std::mem::take(&mut self.shape_scratch);
         let found = if self.walk_shape(roots, &mut scratch) {
             scratch.key.jacobian = jacobian;
+            scratch.key.seal();
             self.template_for(&scratch.key, &scratch.leaves)
                 .map(|t| Some((t, pool.append(&scratch.leaves))))
         } else {

@@ -24,6 +24,9 @@ const LOAD: f64 = 0.7;
 /// Fewest slots a table has once it holds anything.
 const MIN_SLOTS: usize = 64;
 
+/// Entries below which a full table grows fourfold rather than by half.
+const SMALL_TABLE: usize = 1 << 14;
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct NodeTable {
     slots: Vec<Slot>,
@@ -81,8 +84,15 @@ impl NodeTable {
                 self.len += 1;
             }
             _ => {
-                // Half as much again each time: rebuilds cost a few passes in all.
-                self.grow_to((self.len + 1) * 3 / 2);
+                // Half as much again each time: rebuilds cost a few passes in all. A
+                // small table (a CAD file's few thousand nodes) grows fourfold: its
+                // memory is nothing, and each rebuild cost as much as the lookups.
+                let grown = if self.len < SMALL_TABLE {
+                    (self.len + 1) * 4
+                } else {
+                    (self.len + 1) * 3 / 2
+                };
+                self.grow_to(grown);
                 self.place(entry);
                 self.len += 1;
             }

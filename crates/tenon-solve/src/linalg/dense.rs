@@ -408,6 +408,23 @@ impl PseudoInverse {
     }
 }
 
+/// `a . b` over their common length, in four running sums (so the compiler can keep
+/// them in one vector register; one sum in order cannot be vectorised).
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut sums = [0.0f64; 4];
+    let (a4, b4) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (a4.remainder(), b4.remainder());
+    for (x, y) in a4.zip(b4) {
+        for k in 0..4 {
+            sums[k] += x[k] * y[k];
+        }
+    }
+    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    (sums[0] + sums[1]) + (sums[2] + sums[3]) + tail
+}
+
 /// Numerical rank of a column-major `rows` by `cols` matrix: Householder QR with
 /// column pivoting on a copy, counting the diagonal entries of `R` above
 /// [`RANK_TOLERANCE`] times the first (the largest).
@@ -427,7 +444,7 @@ pub(crate) fn pivoted_rank(m: &[f64], rows: usize, cols: usize) -> Vec<usize> {
     let mut left: Vec<f64> = a
         .chunks_exact(rows.max(1))
         .take(cols)
-        .map(|c| c.iter().map(|x| x * x).sum())
+        .map(|c| dot(c, c))
         .collect();
     let mut exact = left.clone();
     let mut first: Option<f64> = None;
@@ -461,7 +478,7 @@ pub(crate) fn pivoted_rank(m: &[f64], rows: usize, cols: usize) -> Vec<usize> {
         let v = &head[k * rows + k..];
         for (j, col) in tail.chunks_exact_mut(rows).enumerate() {
             let col = &mut col[k..];
-            let f = scale * v.iter().zip(col.iter()).map(|(p, q)| p * q).sum::<f64>();
+            let f = scale * dot(v, col);
             if f != 0.0 {
                 for (c, p) in col.iter_mut().zip(v) {
                     *c -= f * p;
@@ -471,7 +488,7 @@ pub(crate) fn pivoted_rank(m: &[f64], rows: usize, cols: usize) -> Vec<usize> {
             let j = j + k + 1;
             left[j] -= col[0] * col[0];
             if left[j] <= 1e-6 * exact[j] {
-                left[j] = col[1..].iter().map(|x| x * x).sum();
+                left[j] = dot(&col[1..], &col[1..]);
                 exact[j] = left[j];
             }
         }
