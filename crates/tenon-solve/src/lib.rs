@@ -225,6 +225,13 @@ fn takes_part(system: &System, row: usize, include_motions: bool) -> bool {
 /// before; the ratio of the weights is bounded by its inverse.
 const ROTATION_WEIGHT_FLOOR: f64 = 1e-3;
 
+/// Fewest tangent columns, over all clusters, for which the clusters are solved on
+/// several threads. Handing work to rayon's threads costs tens of microseconds (they
+/// are woken, and spin while they wait): more than solving a CAD file's few small
+/// clusters takes (`anglejoint.asmt`'s two, 8 parts: 55 to 64 us on threads, most of
+/// it in the kernel). 600 columns are a hundred parts.
+const PARALLEL_COLUMNS: usize = 600;
+
 /// Weight of each tangent column: a free part's size for its rotation columns (so
 /// metres and radians compare; at least [`ROTATION_WEIGHT_FLOOR`] of the largest), 1 for
 /// translations and extra unknowns.
@@ -390,7 +397,8 @@ pub fn solve(
             Scratch::give_back(scratch);
             result
         };
-        if clusters.len() > 1 {
+        let columns: usize = clusters.iter().map(|c| c.tangent_dimension()).sum();
+        if clusters.len() > 1 && columns >= PARALLEL_COLUMNS {
             clusters.par_iter().enumerate().map(with_scratch).collect()
         } else {
             clusters.iter().enumerate().map(with_scratch).collect()
