@@ -151,12 +151,16 @@ fn trim(s: &str) -> &str {
 /// (`2.0d`, `1.0d-3`).
 pub(super) fn parse_number(text: &str) -> Option<f64> {
     let t = trim(text);
-    let t = t.strip_suffix('d').unwrap_or(t);
-    let x = if t.bytes().any(|b| b == b'd') {
-        t.replace('d', "e").parse::<f64>()
-    } else {
-        t.parse::<f64>()
-    };
+    // Plain decimals (almost every number) parse at once; a `d` marker fails that
+    // parse and is read as an exponent marker.
+    let x = t.parse::<f64>().or_else(|_| {
+        let t = t.strip_suffix('d').unwrap_or(t);
+        if t.bytes().any(|b| b == b'd') {
+            t.replace('d', "e").parse::<f64>()
+        } else {
+            t.parse::<f64>()
+        }
+    });
     x.ok().filter(|x| x.is_finite())
 }
 
@@ -369,7 +373,20 @@ impl<'a> Reader<'_, 'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::trim;
+    use super::{parse_number, trim};
+
+    #[test]
+    fn numbers_plain_and_with_the_d_marker() {
+        assert_eq!(parse_number("-0.5"), Some(-0.5));
+        assert_eq!(parse_number(" 1e5\t"), Some(1e5));
+        assert_eq!(parse_number("2.0d"), Some(2.0));
+        assert_eq!(parse_number("1.0d-3"), Some(1e-3));
+        assert_eq!(parse_number("1d"), Some(1.0));
+        assert_eq!(parse_number("inf"), None);
+        assert_eq!(parse_number("NaN"), None);
+        assert_eq!(parse_number("1.0dd"), None);
+        assert_eq!(parse_number("x"), None);
+    }
 
     #[test]
     fn trimming_is_str_trim() {
