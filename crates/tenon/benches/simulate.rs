@@ -20,6 +20,13 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use tenon::{Mechanism, RunSettings, SimulationSettings};
 
+/// With `--features mimalloc`, this program allocates as the `tenon` command and the C
+/// and Python front ends do; without, with the system's allocator (a Rust host's
+/// default).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The chain's JSON text.
 fn pendulum_chain(n: usize) -> String {
     let (length, mass) = (0.1, 0.1);

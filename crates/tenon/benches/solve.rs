@@ -40,6 +40,13 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use tenon::{Mechanism, SolveOptions, SolveOrder};
 
+/// With `--features mimalloc`, this program allocates as the `tenon` command and the C
+/// and Python front ends do; without, with the system's allocator (a Rust host's
+/// default).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn built(text: &str) -> Mechanism {
     let m = Mechanism::from_json(text, None).unwrap();
     let check = m.clone().solve().unwrap().converged;

@@ -9,6 +9,13 @@
 //! `phases`: read, build and solve timed apart, microseconds per run each)
 use std::process::ExitCode;
 
+/// With `--features mimalloc`, this program allocates as the `tenon` command and the C
+/// and Python front ends do; without, with the system's allocator (a Rust host's
+/// default).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {

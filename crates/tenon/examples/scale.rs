@@ -15,6 +15,13 @@ use std::error::Error;
 use std::time::Instant;
 use tenon::Mechanism;
 
+/// With `--features mimalloc`, this program allocates as the `tenon` command and the C
+/// and Python front ends do; without, with the system's allocator (a Rust host's
+/// default).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn resolve(n: usize) -> Result<(), Box<dyn Error>> {
     let mut m = Mechanism::from_json(&generate::four_bars(33, true), None)?;
     m.solve()?;
