@@ -16,6 +16,19 @@ impl ExprGraph {
         vars: &[f64],
         params: &[f64],
     ) -> Result<Vec<f64>, ExprError> {
+        // Outputs that are constants (placements given in numbers, most of a file's)
+        // are their values.
+        let constants: Option<Vec<f64>> = outputs
+            .iter()
+            .map(|&o| {
+                (o.index() < self.node_count())
+                    .then(|| self.as_const(o))
+                    .flatten()
+            })
+            .collect();
+        if let Some(values) = constants {
+            return Ok(values);
+        }
         let mut nodes = Vec::new();
         let mut seen = rustc_hash::FxHashSet::default();
         let mut stack = outputs.to_vec();

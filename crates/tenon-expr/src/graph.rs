@@ -54,6 +54,8 @@ pub struct ExprGraph {
     /// (`marks_stamp`): a visited set without hashing, kept between walks.
     marks: Vec<u32>,
     marks_stamp: u32,
+    /// The stack of those walks, kept between them.
+    marks_stack: Vec<ExprId>,
     /// Per-node scratch of shape walks (module `shape`).
     pub(crate) shape_scratch: crate::shape::ShapeScratch,
     /// Templates compiled so far, by shape (module `shape`).
@@ -115,6 +117,7 @@ impl ExprGraph {
             one: ExprId(0),
             marks: Vec::new(),
             marks_stamp: 0,
+            marks_stack: Vec::new(),
             shape_scratch: Default::default(),
             templates: Default::default(),
         };
@@ -631,7 +634,8 @@ impl ExprGraph {
         let stamp = self.marks_stamp;
         let mut marks = std::mem::take(&mut self.marks);
         marks.resize(marks.len().max(self.nodes.len()), 0);
-        let out = self.walk_vars(roots, |n| match marks.get_mut(n.index()) {
+        let mut stack = std::mem::take(&mut self.marks_stack);
+        let out = self.walk_vars(roots, &mut stack, |n| match marks.get_mut(n.index()) {
             Some(m) if *m != stamp => {
                 *m = stamp;
                 true
@@ -639,6 +643,7 @@ impl ExprGraph {
             _ => false,
         });
         self.marks = marks;
+        self.marks_stack = stack;
         out
     }
 
@@ -690,7 +695,7 @@ impl ExprGraph {
     /// Sorted, de-duplicated unknowns that `e` depends on (exact, by traversal).
     pub fn vars_of(&self, e: ExprId) -> Vec<VarId> {
         let mut seen = rustc_hash::FxHashSet::default();
-        self.walk_vars(&[e], |n| seen.insert(n))
+        self.walk_vars(&[e], &mut Vec::new(), |n| seen.insert(n))
     }
 
     /// The unknowns below `e`, each node entered once (`first_visit(n)` is false for a
@@ -698,10 +703,12 @@ impl ExprGraph {
     fn walk_vars(
         &self,
         roots: &[ExprId],
+        stack: &mut Vec<ExprId>,
         mut first_visit: impl FnMut(ExprId) -> bool,
     ) -> Vec<VarId> {
-        let mut out = Vec::new();
-        let mut stack = roots.to_vec();
+        let mut out = Vec::with_capacity(16);
+        stack.clear();
+        stack.extend_from_slice(roots);
         while let Some(n) = stack.pop() {
             if self.var_mask(n) == 0 || !first_visit(n) {
                 continue;

@@ -199,9 +199,9 @@ pub(super) fn check_time_series(
     let mut width: Option<usize> = None;
     let mut saw_time = false;
     // The open block: its kind, its header line and the rows it has so far.
-    let mut open: Option<(String, usize, usize)> = None;
+    let mut open: Option<(&str, usize, usize)> = None;
     let (mut assembly_blocks, mut part_blocks, mut other_blocks) = (0, 0, 0);
-    let close = |open: &mut Option<(String, usize, usize)>| -> Result<()> {
+    let close = |open: &mut Option<(&str, usize, usize)>| -> Result<()> {
         if let Some((kind, line, rows)) = open.take() {
             if rows != rows_of(&kind) {
                 return Err(ModelError::at_line(
@@ -228,7 +228,7 @@ pub(super) fn check_time_series(
                 "PartSeries" => part_blocks += 1,
                 _ => other_blocks += 1,
             }
-            open = Some((kind.to_string(), line, 0));
+            open = Some((kind, line, 0));
             continue;
         }
         match (head, &mut open) {
