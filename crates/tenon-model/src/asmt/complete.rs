@@ -203,7 +203,7 @@ pub(super) fn check_time_series(
     let (mut assembly_blocks, mut part_blocks, mut other_blocks) = (0, 0, 0);
     let close = |open: &mut Option<(&str, usize, usize)>| -> Result<()> {
         if let Some((kind, line, rows)) = open.take() {
-            if rows != rows_of(&kind) {
+            if rows != rows_of(kind) {
                 return Err(ModelError::at_line(
                     line,
                     format!(
