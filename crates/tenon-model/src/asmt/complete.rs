@@ -208,7 +208,7 @@ pub(super) fn check_time_series(
                     line,
                     format!(
                         "'{kind}' has {rows} rows, a whole one has {} (a truncated file?)",
-                        rows_of(&kind)
+                        rows_of(kind)
                     ),
                 ));
             }
