@@ -105,6 +105,23 @@ impl ExprGraph {
         Ok(parts.into_tape())
     }
 
+    /// [`compile_local_by_shape_in`](Self::compile_local_by_shape_in) for outputs that
+    /// are only ever evaluated: their values, read at the columns, and no Jacobian
+    /// (templates and instances hold the value code alone).
+    pub fn compile_local_values_by_shape_in(
+        &mut self,
+        outputs: &[ExprId],
+        groups: &[u32],
+        columns: &LocalColumns,
+    ) -> Result<Tape, ExprError> {
+        let form = Form {
+            values: true,
+            ..Form::LOCAL
+        };
+        let parts = self.compile_parts(outputs, columns, form, Some(groups))?;
+        Ok(parts.into_tape())
+    }
+
     /// [`compile`](Self::compile) by shape, like
     /// [`compile_local_by_shape_in`](Self::compile_local_by_shape_in): unknowns are read
     /// at their global index, and with no columns nothing is differentiated (a tape of
@@ -226,6 +243,7 @@ impl ExprGraph {
                         entries.push(None);
                     }
                 }
+                None if form.values => {}
                 None => {
                     row.clear();
                     for v in self.vars_of_marked(out) {
@@ -326,7 +344,7 @@ impl ExprGraph {
         columns: &LocalColumns,
         form: Form,
     ) -> Result<Instances, ExprError> {
-        let jacobian = columns.len > 0;
+        let jacobian = columns.len > 0 && !form.values;
         // Each group's shape is looked up as soon as it is made: the shapes of a large
         // cluster, all held at once, would be hundreds of megabytes.
         let mut instances = Instances::default();
@@ -972,12 +990,16 @@ pub(crate) struct Form {
     local: bool,
     /// Like operations grouped ([`group_like_operations`]).
     grouped: bool,
+    /// Values only: nothing differentiated (the columns only say where unknowns are
+    /// read).
+    values: bool,
 }
 
 impl Form {
     pub(crate) const LOCAL: Form = Form {
         local: true,
         grouped: false,
+        values: false,
     };
 }
 

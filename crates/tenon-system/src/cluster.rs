@@ -895,7 +895,7 @@ fn compile_raw_angles(
     let groups: Vec<u32> = (0..raws.len() as u32).collect();
     Ok(system
         .graph
-        .compile_local_by_shape_in(raws, &groups, columns)?)
+        .compile_local_values_by_shape_in(raws, &groups, columns)?)
 }
 
 pub(crate) fn owner_groups(system: &System, equations: &[usize], rows: usize) -> Vec<u32> {
@@ -957,9 +957,8 @@ fn compile_one(
         .graph
         .compile_local_by_shape_in(&outputs, &groups, &columns)?;
     let raws: Vec<ExprId> = turns.iter().map(|&t| system.turns[t].raw).collect();
-    // Raw angles are only ever evaluated (no Jacobian): compiled with no columns would
-    // refuse their unknowns, so they get the cluster's columns and the Jacobian code is
-    // never run.
+    // Raw angles are only ever evaluated: values only, their unknowns read at the
+    // cluster's columns.
     let raw_angles = compile_raw_angles(system, &raws, &columns)?;
     Ok(ClusterTape {
         system_parts: system.free_parts.len(),
