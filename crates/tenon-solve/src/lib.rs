@@ -229,8 +229,9 @@ const ROTATION_WEIGHT_FLOOR: f64 = 1e-3;
 /// several threads. Handing work to rayon's threads costs tens of microseconds (they
 /// are woken, and spin while they wait): more than solving a CAD file's few small
 /// clusters takes (`anglejoint.asmt`'s two, 8 parts: 55 to 64 us on threads, most of
-/// it in the kernel). 600 columns are a hundred parts.
-const PARALLEL_COLUMNS: usize = 600;
+/// it in the kernel, 5.6 us on one). 33 four-bars (594 columns) re-solve in 325 us on
+/// two threads and 469 us on one. 120 columns are twenty parts.
+const PARALLEL_COLUMNS: usize = 120;
 
 /// Weight of each tangent column: a free part's size for its rotation columns (so
 /// metres and radians compare; at least [`ROTATION_WEIGHT_FLOOR`] of the largest), 1 for
