@@ -448,6 +448,9 @@ struct Instance {
     entries: (u32, u32),
 }
 
+/// Most entries a compile's list is given room for before it is filled.
+pub(crate) const RESERVE_CAP: usize = 1 << 20;
+
 /// The shaped groups of a compile, their lists end to end (a large cluster has tens of
 /// thousands of groups: lists of their own cost an allocation and a few regrowths each).
 #[derive(Default)]
@@ -464,12 +467,15 @@ struct Instances {
 impl Instances {
     /// Room for `groups` groups with as many leaves as those at `first` (the first's)
     /// and `nnz` Jacobian entries each.
+    /// Each list's room is capped at [`RESERVE_CAP`] (a first group far larger than the
+    /// others must not claim their memory many times over; past the cap, lists grow).
     fn reserve(&mut self, groups: usize, first: LeafRanges, nnz: usize) {
         let vars = (first.vars.1 - first.vars.0) as usize;
-        self.list.reserve(groups);
-        self.entry_cells.reserve(groups * nnz);
-        self.var_index.reserve(groups * vars);
-        self.leaf_column.reserve(groups * vars);
+        let room = |per: usize| groups.saturating_mul(per).min(RESERVE_CAP);
+        self.list.reserve(room(1));
+        self.entry_cells.reserve(room(nnz));
+        self.var_index.reserve(room(vars));
+        self.leaf_column.reserve(room(vars));
         self.leaves.reserve(groups, first);
     }
 

@@ -57,7 +57,7 @@ fn is_literal(bits: u64) -> bool {
 /// parameter leaf with [`CONSTANT_LEAF`] set is the group's `k`-th constant), and the
 /// positions of its outputs.
 ///
-/// Its hash is worked out once, as the walk makes it ([`ShapeKey::seal`]): a key is
+/// Its hash is worked out once, when the walk ends ([`ShapeKey::seal`]): a key is
 /// looked up in the graph's templates and in the process's, and inserted in the
 /// graph's, and each of those hashed every node again (a fifteenth of a small file's
 /// build).
@@ -115,7 +115,11 @@ impl Leaves {
 
     /// Room for `groups` more groups with as many leaves as the one at `r`.
     pub(crate) fn reserve(&mut self, groups: usize, r: LeafRanges) {
-        let count = |(a, b): (u32, u32)| groups * (b - a) as usize;
+        let count = |(a, b): (u32, u32)| {
+            groups
+                .saturating_mul((b - a) as usize)
+                .min(crate::compile::RESERVE_CAP)
+        };
         self.vars.reserve(count(r.vars));
         self.params.reserve(count(r.params));
         self.consts.reserve(count(r.consts));
