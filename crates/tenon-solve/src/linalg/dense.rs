@@ -253,6 +253,19 @@ impl DenseStep {
     }
 
     /// `A^T r`.
+    /// `r - A x`.
+    pub(crate) fn residual_of(&self, r: &[f64], x: &[f64]) -> Vec<f64> {
+        (0..self.rows)
+            .map(|row| {
+                let ax: f64 = self.nonzeros[self.row_start[row]..self.row_start[row + 1]]
+                    .iter()
+                    .map(|&(j, v)| v * x[j])
+                    .sum();
+                r[row] - ax
+            })
+            .collect()
+    }
+
     pub(crate) fn transpose_times(&self, r: &[f64]) -> Vec<f64> {
         let mut x = vec![0.0; self.cols];
         for (row, &ri) in r.iter().enumerate().take(self.rows) {

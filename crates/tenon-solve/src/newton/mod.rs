@@ -16,6 +16,7 @@
 //! | `piece` | one piece: the Newton loop (line search, chord steps, damping, limits as an active set), staged or whole, the trial step, the rank at the end |
 
 mod piece;
+mod shift;
 
 use std::borrow::Cow;
 

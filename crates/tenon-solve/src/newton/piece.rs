@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use tenon_system::{ClusterOutput, ClusterTape, LimitRow, Scratch, StageTape};
 
-use super::Part;
+use super::{shift, Part};
 use crate::linalg::{self, StepMatrix};
 use crate::tolerance::RowTolerances;
 use crate::{SolveError, SolveOptions};
@@ -270,6 +270,8 @@ fn solve_piece_in(
     // length tolerance): the piece is placed when it stalls within it.
     let row_placed = (*placing && tolerance.placing).then(|| placed_tolerances(cluster, tolerance));
     let mut stalled = false;
+    // Whether a translation-only correction was taken, and the one extra step after it.
+    let (mut shifted, mut polished) = (false, false);
     let mut iterations = 0;
     let mut lambda = 0.0;
     let mut first_residual: Option<f64> = None;
@@ -288,6 +290,7 @@ fn solve_piece_in(
         turns: cluster.has_turns(),
     };
     let mut matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
+    let mut shifts = shift::Shifts::new(cluster, piece, col_of.len(), &piece_weight, options);
     let mut jac = tenon_system::TangentJacobian {
         rows: 0,
         columns: 0,
@@ -350,7 +353,12 @@ fn solve_piece_in(
             && row_placed
                 .as_ref()
                 .is_some_and(|g| excess_of(&rows, out.residuals(), g) <= 1.0);
-        let done = excess <= 1.0 || placed || iterations >= options.max_iterations;
+        // After translation-only corrections the last step may land just inside the
+        // tolerance; one more Newton step (quadratic there) takes the pose well inside,
+        // where rank decisions (a loop's repeated rows) are not at the tolerance's edge.
+        let polish = shifted && !polished && excess <= 1.0 && excess > shift::POLISH_EXCESS;
+        polished |= polish;
+        let done = (excess <= 1.0 && !polish) || placed || iterations >= options.max_iterations;
         // Out of iterations after kicks that found nothing better: back to where the
         // first kick started, and end there.
         if done && excess > 1.0 && !placed {
@@ -489,6 +497,40 @@ fn solve_piece_in(
         // Newton step then four chord steps (1.7e-2, 4.6e-3, 2.8e-5, 1.6e-7, 9.2e-10,
         // 5.3e-12), where Newton alone took three steps.
         if accepted && alpha >= 1.0 {
+            // What the linear model leaves: an inconsistent part (a conflict) or nearly
+            // nothing (what the step left is then its curvature).
+            let shift = shift::wanted(
+                options,
+                (norm0, norm),
+                excess_of(&rows, out.residuals(), &row_tol),
+                || linalg::norm(&steps.residual_of(&r, &dy)),
+            );
+            if let Some((steps, shift_cols)) =
+                shift.then(|| shifts.factor(&jac, rows.len())).flatten()
+            {
+                for _ in 0..shift::MAX_SHIFTS {
+                    if excess_of(&rows, out.residuals(), &row_tol) <= shift::POLISH_EXCESS {
+                        break;
+                    }
+                    r.clear();
+                    r.extend(rows.iter().map(|&k| out.residuals()[k]));
+                    let mut ds =
+                        shift::spread(&steps.solve_refined(&r), shift_cols, piece.cols.len());
+                    drop_noise(&mut ds);
+                    let before = norm;
+                    let trial =
+                        stepper.try_step(scratch, (local, params), out, &rows, (&ds, 1.0))?;
+                    if trial.is_finite() && trial <= 0.5 * before {
+                        stepper.accept(local, params);
+                        norm = trial;
+                        shifted = true;
+                    } else {
+                        // `out` holds the rejected trial: evaluate again where we are.
+                        cluster.evaluate_residuals(scratch, local, params, out)?;
+                        break;
+                    }
+                }
+            }
             for _ in 0..MAX_CHORD_STEPS {
                 if excess_of(&rows, out.residuals(), &row_tol) <= 1.0 {
                     break;
