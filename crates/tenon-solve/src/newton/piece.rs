@@ -290,7 +290,10 @@ fn solve_piece_in(
         turns: cluster.has_turns(),
     };
     let mut matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
-    let mut shifts = shift::Shifts::new(cluster, piece, col_of.len(), &piece_weight, options);
+    // Made when first wanted; refused for the rest of the solve once a first shift
+    // falls short.
+    let mut shifts: Option<shift::Shifts> = None;
+    let mut shift_refused = false;
     let mut jac = tenon_system::TangentJacobian {
         rows: 0,
         columns: 0,
@@ -499,16 +502,25 @@ fn solve_piece_in(
         if accepted && alpha >= 1.0 {
             // What the linear model leaves: an inconsistent part (a conflict) or nearly
             // nothing (what the step left is then its curvature).
-            let shift = shift::wanted(
-                options,
-                (norm0, norm),
-                excess_of(&rows, out.residuals(), &row_tol),
-                || linalg::norm(&steps.residual_of(&r, &dy)),
-            );
-            if let Some((steps, shift_cols)) =
-                shift.then(|| shifts.factor(&jac, rows.len())).flatten()
-            {
-                for _ in 0..shift::MAX_SHIFTS {
+            let wanted = !shift_refused
+                && shift::wanted(
+                    options,
+                    piece.cols.len(),
+                    (norm0, norm),
+                    excess_of(&rows, out.residuals(), &row_tol),
+                    || linalg::norm(&steps.residual_of(&r, &dy)),
+                );
+            let factored = wanted
+                .then(|| {
+                    shifts
+                        .get_or_insert_with(|| {
+                            shift::Shifts::new(cluster, piece, col_of.len(), &piece_weight, options)
+                        })
+                        .factor(&jac, rows.len())
+                })
+                .flatten();
+            if let Some((steps, shift_cols)) = factored {
+                for round in 0..shift::MAX_SHIFTS {
                     if excess_of(&rows, out.residuals(), &row_tol) <= shift::POLISH_EXCESS {
                         break;
                     }
@@ -520,11 +532,15 @@ fn solve_piece_in(
                     let before = norm;
                     let trial =
                         stepper.try_step(scratch, (local, params), out, &rows, (&ds, 1.0))?;
-                    if trial.is_finite() && trial <= 0.5 * before {
+                    let cut = if round == 0 { shift::FIRST_CUT } else { 2.0 };
+                    if trial.is_finite() && trial * cut <= before {
                         stepper.accept(local, params);
                         norm = trial;
                         shifted = true;
                     } else {
+                        // Translations alone do not reach what is left: no more
+                        // shifts in this solve.
+                        shift_refused |= round == 0;
                         // `out` holds the rejected trial: evaluate again where we are.
                         cluster.evaluate_residuals(scratch, local, params, out)?;
                         break;

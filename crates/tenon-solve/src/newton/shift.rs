@@ -19,8 +19,9 @@
 //! ([`crate::linalg::Steps::solve_refined`]).
 //!
 //! Measured (`tenon solve`, the issue-16 layouts): Newton iterations at 1,000 / 10,000
-//! parts, straight chain 5 / 9 -> 1 / 2, ladder 3 / 6 -> 3 / 3, mixed sizes 3 / 7 ->
-//! 1 / 2.
+//! parts, straight chain 5 / 9 -> 1 / 1, mixed sizes 3 / 7 -> 1 / 1. The ladder keeps
+//! 3 / 6: its closed cells need turns as well, its first shift cuts the residual 4.4
+//! times only and is refused (see [`FIRST_CUT`]).
 //!
 //! Shifts are taken only where the step behaved like Newton's on consistent equations
 //! (see [`wanted`]): a conflict's least-squares compromise is left to the Newton steps,
@@ -45,6 +46,14 @@ const SHIFT_LINEAR: f64 = 1e-2;
 /// last digits).
 const SHIFT_EXCESS: f64 = 1e2;
 
+/// A first shift after a full step is kept only where it cuts the residual's norm this
+/// many times: translations then reach what the step left (an open chain's bends). One
+/// that falls short (a closed loop, which needs turns; a chain coiled in space) would
+/// trade the step's curvature for a pose the next Newton steps crawl from (measured: a
+/// coiled 10,000-link chain, 20 times cut by its first shift, then took 23 iterations
+/// instead of 3), and ends the shifts for the rest of the solve.
+pub(super) const FIRST_CUT: f64 = 100.0;
+
 /// Shifts after one full step at most (each reuses the one factorization; one that
 /// does not halve the residual ends them).
 pub(super) const MAX_SHIFTS: usize = 4;
@@ -55,17 +64,24 @@ pub(super) const MAX_SHIFTS: usize = 4;
 /// decisions that follow.
 pub(super) const POLISH_EXCESS: f64 = 1e-2;
 
-/// Whether a full step that took the residual's norm from `before` to `after`, leaving
-/// the largest residual `excess` times its tolerance, is followed by shifts;
-/// `linear_left` gives what the linear model left, `|r - A dy|` (asked last: it costs
-/// a product with `A`).
+/// Pieces with fewer tangent columns than this take no shifts: bends add up along long
+/// chains, a small piece converges in a few Newton steps anyway, and a shift that falls
+/// short costs it an evaluation (1,000 RSSR four-bars: +20% solve time with shifts).
+const SHIFT_COLUMNS: usize = 240;
+
+/// Whether a full step on a piece of `columns` tangent columns that took the residual's
+/// norm from `before` to `after`, leaving the largest residual `excess` times its
+/// tolerance, is followed by shifts; `linear_left` gives what the linear model left,
+/// `|r - A dy|` (asked last: it costs a product with `A`).
 pub(super) fn wanted(
     options: SolveOptions,
+    columns: usize,
     (before, after): (f64, f64),
     excess: f64,
     linear_left: impl FnOnce() -> f64,
 ) -> bool {
     !options.include_motions
+        && columns >= SHIFT_COLUMNS
         && after <= before / SHIFT_CUT
         && excess > SHIFT_EXCESS
         && linear_left() <= SHIFT_LINEAR * after
