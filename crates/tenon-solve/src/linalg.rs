@@ -284,7 +284,7 @@ impl Steps<'_> {
 }
 
 /// Rounds of refinement of a step at most (see [`refine_step`]).
-const REFINE_ROUNDS: usize = 8;
+const REFINE_ROUNDS: usize = 24;
 
 /// A refined step is left once its linear residual is this fraction of `|r|`.
 const REFINE_TARGET: f64 = 1e-12;
@@ -686,6 +686,76 @@ impl SquareLu {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// A long chain's translations: row `k` is `x_k - x_(k-1)` (`x_(-1)` grounded), the
+    /// last part free at its end. Its smallest singular value squared is about
+    /// `(pi / 2n)^2`, below the regularisation floor at `n = 10,000`: one solve comes out
+    /// shortened, the refined one is the exact (here unique) solution, a running sum,
+    /// dense and sparse alike.
+    #[test]
+    fn refined_steps_take_the_floor_back_out_of_soft_directions() {
+        for (n, dense_columns) in [(40, 48), (40, 0), (10_000, 0)] {
+            // Columns ascending within a row, as tangent Jacobians list them.
+            let mut entries = Vec::new();
+            for k in 0..n as u32 {
+                if k > 0 {
+                    entries.push((k, k - 1, -1.0));
+                }
+                entries.push((k, k, 1.0));
+            }
+            let jac = TangentJacobian {
+                rows: n,
+                columns: n,
+                entries,
+            };
+            let cols: Vec<usize> = (0..n).collect();
+            let mut matrix = StepMatrix::new(n, n, dense_columns);
+            matrix.fill(&jac, &cols, &vec![1.0; n]);
+            let factored = matrix.factor().unwrap();
+            let steps = factored.regularized(0.0, 1.0).unwrap();
+            let r: Vec<f64> = (0..n)
+                .map(|k| if k % 2 == 0 { 1.0 } else { -0.5 })
+                .collect();
+            let exact: Vec<f64> = r
+                .iter()
+                .scan(0.0, |sum, v| {
+                    *sum += v;
+                    Some(*sum)
+                })
+                .collect();
+            let error = |x: &[f64]| {
+                x.iter()
+                    .zip(&exact)
+                    .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()))
+            };
+            let once = error(&steps.solve(&r));
+            let refined = error(&steps.solve_refined(&r));
+            assert!(
+                refined < 1e-4,
+                "n = {n}, dense up to {dense_columns}: refined off by {refined:.2e}, once {once:.2e}"
+            );
+            if n == 10_000 {
+                assert!(once > 1.0, "n = {n}: one solve off by only {once:.2e}");
+            }
+        }
+    }
+
+    /// Refinement stops where the equations disagree: two rows on one unknown asking
+    /// for 1 and 3 give their least-squares 2, however often refined.
+    #[test]
+    fn refined_steps_stop_at_the_least_squares_remainder() {
+        let jac = TangentJacobian {
+            rows: 2,
+            columns: 1,
+            entries: vec![(0, 0, 1.0), (1, 0, 1.0)],
+        };
+        let mut matrix = StepMatrix::new(2, 1, 48);
+        matrix.fill(&jac, &[0], &[1.0]);
+        let factored = matrix.factor().unwrap();
+        let steps = factored.regularized(0.0, 1.0).unwrap();
+        let x = steps.solve_refined(&[1.0, 3.0]);
+        assert!((x[0] - 2.0).abs() < 1e-7, "{x:?}");
+    }
 
     /// A chain-like square system: lower bidiagonal with a long coupling row, entries
     /// repeated (summed), solved to rounding; a singular one is not.
