@@ -27,14 +27,19 @@
 mod dense;
 mod ldlt;
 mod lu;
+mod ordering;
 mod triangular;
 
 use dense::DenseStep;
 pub(crate) use dense::PseudoInverse;
+use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::solvers::Solve;
-use faer::sparse::linalg::solvers::{Llt, SymbolicLlt};
+use faer::perm::PermRef;
+use faer::sparse::linalg::cholesky::{
+    factorize_symbolic_cholesky, LltRef, SymbolicCholesky, SymmetricOrdering,
+};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
-use faer::{Mat, Side};
+use faer::{Conj, Mat, Par, Side};
 pub use ldlt::SparseLdlt;
 pub use lu::DenseLu;
 use nalgebra::{DMatrix, DVector};
@@ -114,6 +119,19 @@ impl StepMatrix {
             StepMatrix::Dense(Box::new(DenseStep::new(rows, cols)))
         } else {
             StepMatrix::Sparse(Box::new(SparseNormal::new(rows, cols)))
+        }
+    }
+
+    /// Names the groups of its columns that rows read together (`groups[j]` for column
+    /// `j`, each group a run of adjacent columns numbered in order: a part's tangent
+    /// columns), so a sparse factorization is ordered by groups (see `ordering`).
+    pub(crate) fn set_groups(&mut self, groups: Vec<usize>) {
+        if let StepMatrix::Sparse(s) = self {
+            if groups.len() == s.cols && s.groups.as_ref() != Some(&groups) {
+                s.groups = Some(groups);
+                // A new order: analysed again at the next fill.
+                s.n_symbolic = None;
+            }
         }
     }
 
@@ -220,7 +238,7 @@ pub(crate) enum Steps<'a> {
     },
     Sparse {
         normal: &'a SparseNormal,
-        llt: Llt<usize, f64>,
+        llt: SparseLlt,
     },
 }
 
@@ -228,7 +246,7 @@ pub(crate) enum Steps<'a> {
 /// matrix stays as it was ([`StepMatrix::steps_with`]).
 pub(crate) enum Factor {
     Dense(dense::Cholesky),
-    Sparse(Llt<usize, f64>),
+    Sparse(SparseLlt),
 }
 
 impl Steps<'_> {
@@ -268,7 +286,7 @@ impl Steps<'_> {
             }
             Steps::Sparse { normal, llt } => {
                 let mut x = normal.transpose_times(r);
-                llt.solve_in_place(x.as_mut());
+                normal.solve_in_place(llt, &mut x);
                 (0..normal.cols).map(|k| x[(k, 0)]).collect()
             }
         }
@@ -333,7 +351,11 @@ pub(crate) struct SparseNormal {
     diag_slot: Vec<usize>,
     n_symbolic: Option<SymbolicSparseColMat<usize>>,
     n_values: Vec<f64>,
-    llt: Option<SymbolicLlt<usize>>,
+    /// The symbolic Cholesky of that pattern, in a fill-reducing order found on the
+    /// column groups where they are known (see `ordering`), else on every column.
+    llt: Option<SymbolicCholesky<usize>>,
+    /// Per column, its group (a part's columns), numbered in column order.
+    groups: Option<Vec<usize>>,
     /// `A^T A` for the current `A` (kept between iterations: no reallocation).
     normal: Vec<f64>,
     /// The largest column norm of the current `A`.
@@ -357,6 +379,7 @@ impl SparseNormal {
             n_symbolic: None,
             n_values: Vec::new(),
             llt: None,
+            groups: None,
             normal: Vec::new(),
             column_norm: 0.0,
             damped: std::cell::RefCell::new(Vec::new()),
@@ -512,7 +535,25 @@ impl SparseNormal {
         self.diag_slot = (0..cols).map(|j| slot_of(j, j)).collect();
         self.n_values = vec![0.0; row_idx.len()];
         let symbolic = SymbolicSparseColMat::new_checked(cols, cols, col_ptr, None, row_idx);
-        self.llt = SymbolicLlt::try_new(symbolic.as_ref(), Side::Lower).ok();
+        let grouped = self
+            .groups
+            .as_deref()
+            .and_then(|g| ordering::grouped_amd(symbolic.col_ptr(), symbolic.row_idx(), g));
+        self.llt = match grouped {
+            Some((forward, inverse)) => factorize_symbolic_cholesky(
+                symbolic.as_ref(),
+                Side::Lower,
+                SymmetricOrdering::Custom(PermRef::new_checked(&forward, &inverse, cols)),
+                Default::default(),
+            ),
+            None => factorize_symbolic_cholesky(
+                symbolic.as_ref(),
+                Side::Lower,
+                SymmetricOrdering::Amd,
+                Default::default(),
+            ),
+        }
+        .ok();
         self.n_symbolic = Some(symbolic);
     }
 
@@ -584,7 +625,7 @@ impl SparseNormal {
 
     /// The numeric Cholesky of `A^T A + mu I` (more regularisation if it is not
     /// numerically positive definite).
-    fn factor(&self, lambda: f64) -> Result<Llt<usize, f64>, SolveError> {
+    fn factor(&self, lambda: f64) -> Result<SparseLlt, SolveError> {
         let (Some(symbolic), Some(llt)) = (&self.n_symbolic, &self.llt) else {
             return Err(SolveError::Factorization(
                 "no symbolic factorization".into(),
@@ -594,6 +635,14 @@ impl SparseNormal {
         let max_diag = self.diag_slot.iter().fold(0.0f64, |m, &s| m.max(base[s]));
         let mut mu = lambda.max(1e-300 * max_diag.max(1.0));
         let mut values = self.damped.borrow_mut();
+        let mut factor = vec![0.0; llt.len_val()];
+        let Ok(mut buffer) = MemBuffer::try_new(
+            llt.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default()),
+        ) else {
+            return Err(SolveError::Factorization(
+                "no room for the factorization".into(),
+            ));
+        };
         for _ in 0..8 {
             values.clear();
             values.extend_from_slice(base);
@@ -601,8 +650,16 @@ impl SparseNormal {
                 values[s] += mu;
             }
             let matrix = SparseColMatRef::new(symbolic.as_ref(), &values);
-            match Llt::try_new_with_symbolic(llt.clone(), matrix, Side::Lower) {
-                Ok(factor) => return Ok(factor),
+            match llt.factorize_numeric_llt::<f64>(
+                &mut factor,
+                matrix,
+                Side::Lower,
+                Default::default(),
+                Par::Seq,
+                MemStack::new(&mut buffer),
+                Default::default(),
+            ) {
+                Ok(_) => return Ok(SparseLlt { values: factor }),
                 // Not numerically positive definite: regularise more.
                 Err(_) => mu *= 100.0,
             }
@@ -611,6 +668,29 @@ impl SparseNormal {
             "normal equations could not be factored".into(),
         ))
     }
+
+    /// `x <- (L L^T)^-1 x` with the numeric factor `llt` of this matrix's pattern.
+    fn solve_in_place(&self, llt: &SparseLlt, x: &mut Mat<f64>) {
+        let Some(symbolic) = &self.llt else {
+            return;
+        };
+        if llt.values.len() != symbolic.len_val() || x.nrows() != self.cols {
+            return;
+        }
+        let mut buffer = MemBuffer::new(symbolic.solve_in_place_scratch::<f64>(1, Par::Seq));
+        LltRef::new(symbolic, &llt.values).solve_in_place_with_conj(
+            Conj::No,
+            x.as_mut(),
+            Par::Seq,
+            MemStack::new(&mut buffer),
+        );
+    }
+}
+
+/// The numeric values of a sparse Cholesky factor of `A^T A + mu I`, for the symbolic
+/// factorization its [`SparseNormal`] keeps.
+pub(crate) struct SparseLlt {
+    values: Vec<f64>,
 }
 
 /// Whether `entries` list the positions `key` lists, in the same order (a pattern made

@@ -289,7 +289,15 @@ fn solve_piece_in(
         params: Vec::new(),
         turns: cluster.has_turns(),
     };
+    // Ordered by parts where assembling. A kinematic run's frames keep the ordering of
+    // every column: with a freedom left free, its rounding along that freedom (a frame's
+    // position against its neighbours') measured 4.9e-7 against finite differences of a
+    // 100-link chain's frames, where the grouped order gave 4.3e-6.
+    let groups = (!options.include_motions).then(|| column_groups(cluster, &piece.cols));
     let mut matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
+    if let Some(groups) = &groups {
+        matrix.set_groups(groups.clone());
+    }
     // Made when first wanted; refused for the rest of the solve once a first shift
     // falls short.
     let mut shifts: Option<shift::Shifts> = None;
@@ -344,6 +352,9 @@ fn solve_piece_in(
                 rows.extend(broken.iter().map(|l| l.row));
                 active.extend(broken);
                 matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
+                if let Some(groups) = &groups {
+                    matrix.set_groups(groups.clone());
+                }
                 lambda = 0.0;
                 first_residual = None;
                 // Nothing moved: the evaluation still holds.
@@ -734,6 +745,25 @@ impl Stepper<'_> {
             }
         }
     }
+}
+
+/// The groups of a piece's columns `cols` (ascending cluster tangent columns) that
+/// rows read together: a part's columns one group, an extra unknown alone; numbered in
+/// column order (see `StepMatrix::set_groups`).
+pub(super) fn column_groups(cluster: &ClusterTape, cols: &[usize]) -> Vec<usize> {
+    let n6 = 6 * cluster.parts().len();
+    let mut groups = Vec::with_capacity(cols.len());
+    let mut last = None;
+    for &c in cols {
+        let key = if c < n6 { c / 6 } else { c };
+        if last.is_some_and(|l| l != key) {
+            groups.push(groups.last().map_or(0, |g| g + 1));
+        } else {
+            groups.push(groups.last().copied().unwrap_or(0));
+        }
+        last = Some(key);
+    }
+    groups
 }
 
 /// Step components at rounding level are noise: left in, they would creep into

@@ -95,6 +95,8 @@ pub(super) struct Shifts {
     piece_col: Vec<usize>,
     weight: Vec<f64>,
     matrix: StepMatrix,
+    /// Per translation column here, its part's group (see `StepMatrix::set_groups`).
+    groups: Vec<usize>,
     /// The rows the matrix was made for (limits that become active add rows).
     rows: usize,
     dense_columns: usize,
@@ -114,6 +116,8 @@ impl Shifts {
         let mut col_of = vec![usize::MAX; tangent_columns];
         let mut piece_col = Vec::new();
         let mut w = Vec::new();
+        // A part's three translation columns are read together: one group.
+        let mut groups: Vec<usize> = Vec::new();
         for (k, &c) in piece.cols.iter().enumerate() {
             // A part's tangent columns: its translation (0..3), then its turn (3..6).
             if c < n6 && c % 6 < 3 {
@@ -121,11 +125,19 @@ impl Shifts {
                     *slot = piece_col.len();
                     piece_col.push(k);
                     w.push(weight.get(k).copied().unwrap_or(1.0));
+                    groups.push(if c % 6 == 0 {
+                        groups.last().map_or(0, |g| g + 1)
+                    } else {
+                        groups.last().copied().unwrap_or(0)
+                    });
                 }
             }
         }
+        let mut matrix = StepMatrix::new(piece.rows.len(), piece_col.len(), options.dense_columns);
+        matrix.set_groups(groups.clone());
         Shifts {
-            matrix: StepMatrix::new(piece.rows.len(), piece_col.len(), options.dense_columns),
+            matrix,
+            groups,
             col_of,
             piece_col,
             weight: w,
@@ -146,6 +158,7 @@ impl Shifts {
         }
         if self.rows != rows {
             self.matrix = StepMatrix::new(rows, self.piece_col.len(), self.dense_columns);
+            self.matrix.set_groups(self.groups.clone());
             self.rows = rows;
         }
         self.matrix.fill(jac, &self.col_of, &self.weight);
