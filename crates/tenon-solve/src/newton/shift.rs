@@ -19,7 +19,8 @@
 //! ([`crate::linalg::Steps::solve_refined`]).
 //!
 //! Measured (`tenon solve`, the issue-16 layouts): Newton iterations at 1,000 / 10,000
-//! parts, straight chain 5 / 9 -> 1 / 1, mixed sizes 3 / 7 -> 1 / 1. The ladder keeps
+//! parts, straight chain 5 / 9 -> 1 / 1 (100,000 links: 14 -> 1), mixed sizes
+//! 3 / 7 -> 1 / 1. The ladder keeps
 //! 3 / 6: its closed cells need turns as well, its first shift cuts the residual 4.4
 //! times only and is refused (see [`FIRST_CUT`]).
 //!
@@ -86,6 +87,13 @@ pub(super) fn wanted(
         && excess > SHIFT_EXCESS
         && linear_left() <= SHIFT_LINEAR * after
 }
+
+/// The shift's factorization takes the smallest regularisation floor (the floor's
+/// `progress` at its lower clamp): an open chain's translations are independent, and
+/// their softest directions (`(pi / 2n)^2` of the largest: 2.5e-10 at 100,000 links)
+/// lie far below the floor a Newton step starts with, where refining alone would need
+/// hundreds of rounds. A singular one (a closed loop) is caught by the trial.
+const SHIFT_PROGRESS: f64 = 0.0;
 
 /// The translation columns of one piece and their step matrix.
 pub(super) struct Shifts {
@@ -162,7 +170,12 @@ impl Shifts {
             self.rows = rows;
         }
         self.matrix.fill(jac, &self.col_of, &self.weight);
-        let steps = self.matrix.factor().ok()?.regularized(0.0, 1.0).ok()?;
+        let steps = self
+            .matrix
+            .factor()
+            .ok()?
+            .regularized(0.0, SHIFT_PROGRESS)
+            .ok()?;
         Some((steps, &self.piece_col))
     }
 }
