@@ -10,6 +10,10 @@
 //!   Jacobians (redundant joints, normal in CAD) are handled and unconstrained directions
 //!   do not move (module `newton`; the linear algebra, dense or sparse by size, in
 //!   module `linalg`).
+//! - After a full step on a large piece, translation-only steps remove what the step's
+//!   turns left in the point equations (linear in the positions once the turns are
+//!   held): a straight open chain of any length takes one Newton iteration (module
+//!   `newton::shift`).
 //! - Inside a cluster, each piece is solved in the stages of its Dulmage-Mendelsohn
 //!   block-triangular order (module `blocks`; stage tapes compiled by [`prepare`]):
 //!   over-determined part, square blocks in dependency order, under-determined part.

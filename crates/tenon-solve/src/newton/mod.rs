@@ -14,6 +14,7 @@
 //! |---|---|
 //! | `mod` (here) | a cluster: split into pieces by the equations taking part, stage tapes cut, each piece solved, reports in equation terms |
 //! | `piece` | one piece: the Newton loop (line search, chord steps, damping, limits as an active set), staged or whole, the trial step, the rank at the end |
+//! | `shift` | translation-only corrections after a full step on a large piece (the turns held, point equations are linear in the positions) |
 
 mod piece;
 mod shift;

@@ -1,6 +1,7 @@
 //! One piece of a cluster solved by least-change Gauss-Newton: a backtracking line
-//! search, chord steps after a full step, Levenberg damping when it stalls, joint limits
-//! as a growing active set; staged (a tape per stage) or whole; its rank at the end.
+//! search, translation-only shifts (see `shift`) and chord steps after a full step,
+//! Levenberg damping when it stalls, joint limits as a growing active set; staged (a
+//! tape per stage) or whole; its rank at the end.
 
 use std::borrow::Cow;
 
@@ -293,7 +294,9 @@ fn solve_piece_in(
     // every column: with a freedom left free, its rounding along that freedom (a frame's
     // position against its neighbours') measured 4.9e-7 against finite differences of a
     // 100-link chain's frames, where the grouped order gave 4.3e-6.
-    let groups = (!options.include_motions).then(|| column_groups(cluster, &piece.cols));
+    // (Only a sparse step uses them.)
+    let groups = (!options.include_motions && piece.cols.len() > options.dense_columns)
+        .then(|| column_groups(cluster, &piece.cols));
     let mut matrix = StepMatrix::new(rows.len(), piece.cols.len(), options.dense_columns);
     if let Some(groups) = &groups {
         matrix.set_groups(groups.clone());
