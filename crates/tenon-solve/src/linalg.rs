@@ -437,18 +437,7 @@ impl SparseNormal {
         self.a_row_start = Vec::with_capacity(rows + 1);
         self.a_cols.clear();
         self.a_row_start.push(0);
-        for r in 0..rows {
-            let row = &mut listed[start[r]..start[r + 1]];
-            row.sort_unstable();
-            let mut last = usize::MAX;
-            for &j in row.iter() {
-                if j != last {
-                    self.a_cols.push(j);
-                    last = j;
-                }
-            }
-            self.a_row_start.push(self.a_cols.len());
-        }
+        sorted_distinct_into(&mut listed, &start, &mut self.a_cols, &mut self.a_row_start);
         self.a_values = vec![0.0; self.a_cols.len()];
         self.entry_slot = jac
             .entries
@@ -496,18 +485,7 @@ impl SparseNormal {
         let mut col_ptr = Vec::with_capacity(cols + 1);
         let mut row_idx = Vec::with_capacity(gathered.len());
         col_ptr.push(0usize);
-        for j in 0..cols {
-            let column = &mut gathered[col_start[j]..col_start[j + 1]];
-            column.sort_unstable();
-            let mut last = usize::MAX;
-            for &i in column.iter() {
-                if i != last {
-                    row_idx.push(i);
-                    last = i;
-                }
-            }
-            col_ptr.push(row_idx.len());
-        }
+        sorted_distinct_into(&mut gathered, &col_start, &mut row_idx, &mut col_ptr);
         let slot_of = |i: usize, j: usize| -> usize {
             let (a, b) = (col_ptr[j], col_ptr[j + 1]);
             a + row_idx[a..b].binary_search(&i).unwrap_or(0)
@@ -691,6 +669,29 @@ impl SparseNormal {
 /// factorization its [`SparseNormal`] keeps.
 pub(crate) struct SparseLlt {
     values: Vec<f64>,
+}
+
+/// Each list `lists[start[k]..start[k + 1]]` sorted, appended to `out` without repeats,
+/// and the end of each in `out` pushed to `ends`: compressed rows or columns from
+/// entries gathered by counting.
+fn sorted_distinct_into(
+    lists: &mut [usize],
+    start: &[usize],
+    out: &mut Vec<usize>,
+    ends: &mut Vec<usize>,
+) {
+    for w in start.windows(2) {
+        let list = &mut lists[w[0]..w[1]];
+        list.sort_unstable();
+        let mut last = usize::MAX;
+        for &x in list.iter() {
+            if x != last {
+                out.push(x);
+                last = x;
+            }
+        }
+        ends.push(out.len());
+    }
 }
 
 /// Whether `entries` list the positions `key` lists, in the same order (a pattern made
