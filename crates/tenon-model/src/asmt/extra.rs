@@ -10,6 +10,8 @@
 //! object with `preserve_order` (entries in insertion order, compact, its escapes), so
 //! files converted before and after read alike.
 
+use std::fmt::Write;
+
 use serde_json::Value;
 
 use crate::assembly::Extra;
@@ -72,7 +74,21 @@ impl ExtraMap {
         if self.entries.is_empty() {
             return None;
         }
-        let mut text = String::from("{\"asmt\":{");
+        // Sized once: the verbatim blocks' lengths are known, a value's guessed.
+        let room: usize = self
+            .entries
+            .iter()
+            .map(|(key, item)| {
+                key.len()
+                    + 4
+                    + match item {
+                        Item::Text(t) => t.len(),
+                        Item::Value(_) => 64,
+                    }
+            })
+            .sum();
+        let mut text = String::with_capacity(room + 12);
+        text.push_str("{\"asmt\":{");
         for (k, (key, item)) in self.entries.iter().enumerate() {
             if k > 0 {
                 text.push(',');
@@ -81,7 +97,10 @@ impl ExtraMap {
             text.push(':');
             match item {
                 Item::Text(t) => text.push_str(t),
-                Item::Value(v) => text.push_str(&v.to_string()),
+                // `Value`'s `Display` is its compact JSON, written in place.
+                Item::Value(v) => {
+                    let _ = write!(text, "{v}");
+                }
             }
         }
         text.push_str("}}");

@@ -334,7 +334,24 @@ impl<'a> Reader<'_, 'a> {
     /// [`Self::raw_block`] as JSON text (an array of strings), written without values.
     pub(super) fn raw_block_json(&self, n: usize) -> String {
         const TABS: &str = "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t";
-        let mut out = String::from("[");
+        // Sized from the block's span in the text (its lines are adjacent there, their
+        // indentation about the tabs written back), plus room for quotes and commas.
+        let room = match (self.kids(n).first(), self.kids(n).last()) {
+            (Some(&first), Some(&top)) => {
+                // The last line of the block: the last child's last descendant.
+                let mut last = top;
+                while let Some(&k) = self.kids(last).last() {
+                    last = k;
+                }
+                let (a, b) = (self.text(first), self.text(last));
+                (b.as_ptr() as usize + b.len())
+                    .saturating_sub(a.as_ptr() as usize)
+                    .min(self.tree.text.len())
+            }
+            _ => 0,
+        };
+        let mut out = String::with_capacity(2 + room + room / 4);
+        out.push('[');
         let mut stack: Vec<(usize, usize)> = self.kids(n).iter().rev().map(|&c| (c, 0)).collect();
         let mut first = true;
         while let Some((c, depth)) = stack.pop() {
