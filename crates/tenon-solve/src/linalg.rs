@@ -149,7 +149,10 @@ impl StepMatrix {
     pub(crate) fn steps_with(&self, factor: Factor) -> Option<Steps<'_>> {
         match (self, factor) {
             (StepMatrix::Dense(step), Factor::Dense(chol)) => Some(Steps::Dense { step, chol }),
-            (StepMatrix::Sparse(normal), Factor::Sparse(llt)) => {
+            // A factor made before the pattern was analysed again does not fit.
+            (StepMatrix::Sparse(normal), Factor::Sparse(llt))
+                if llt.analysis == normal.analysis =>
+            {
                 Some(Steps::Sparse { normal, llt })
             }
             _ => None,
@@ -356,6 +359,9 @@ pub(crate) struct SparseNormal {
     llt: Option<SymbolicCholesky<usize>>,
     /// Per column, its group (a part's columns), numbered in column order.
     groups: Option<Vec<usize>>,
+    /// How many times the pattern was analysed (a factor records the analysis it was
+    /// made with).
+    analysis: u64,
     /// `A^T A` for the current `A` (kept between iterations: no reallocation).
     normal: Vec<f64>,
     /// The largest column norm of the current `A`.
@@ -380,6 +386,7 @@ impl SparseNormal {
             n_values: Vec::new(),
             llt: None,
             groups: None,
+            analysis: 0,
             normal: Vec::new(),
             column_norm: 0.0,
             damped: std::cell::RefCell::new(Vec::new()),
@@ -411,6 +418,7 @@ impl SparseNormal {
     /// 60,000 columns, lists per row and column took 30 ms, more than the factorization.
     fn analyse(&mut self, jac: &TangentJacobian, col_of: &[usize]) {
         self.key = jac.entries.iter().map(|&(r, c, _)| (r, c)).collect();
+        self.analysis += 1;
         let (rows, cols) = (self.rows, self.cols);
         let column = |r: u32, c: u32| -> Option<(usize, usize)> {
             let j = *col_of.get(c as usize)?;
@@ -637,7 +645,12 @@ impl SparseNormal {
                 MemStack::new(&mut buffer),
                 Default::default(),
             ) {
-                Ok(_) => return Ok(SparseLlt { values: factor }),
+                Ok(_) => {
+                    return Ok(SparseLlt {
+                        values: factor,
+                        analysis: self.analysis,
+                    })
+                }
                 // Not numerically positive definite: regularise more.
                 Err(_) => mu *= 100.0,
             }
@@ -652,7 +665,11 @@ impl SparseNormal {
         let Some(symbolic) = &self.llt else {
             return;
         };
-        if llt.values.len() != symbolic.len_val() || x.nrows() != self.cols {
+        debug_assert_eq!(llt.analysis, self.analysis, "a factor of another analysis");
+        if llt.analysis != self.analysis
+            || llt.values.len() != symbolic.len_val()
+            || x.nrows() != self.cols
+        {
             return;
         }
         let mut buffer = MemBuffer::new(symbolic.solve_in_place_scratch::<f64>(1, Par::Seq));
@@ -666,9 +683,10 @@ impl SparseNormal {
 }
 
 /// The numeric values of a sparse Cholesky factor of `A^T A + mu I`, for the symbolic
-/// factorization its [`SparseNormal`] keeps.
+/// factorization its [`SparseNormal`] keeps (its `analysis`-th).
 pub(crate) struct SparseLlt {
     values: Vec<f64>,
+    analysis: u64,
 }
 
 /// Each list `lists[start[k]..start[k + 1]]` sorted, appended to `out` without repeats,
