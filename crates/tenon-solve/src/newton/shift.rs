@@ -67,7 +67,7 @@ pub(super) const POLISH_EXCESS: f64 = 1e-2;
 
 /// Pieces with fewer tangent columns than this take no shifts: bends add up along long
 /// chains, a small piece converges in a few Newton steps anyway, and a shift that falls
-/// short costs it an evaluation (1,000 RSSR four-bars: +20% solve time with shifts).
+/// short costs it an evaluation (1,000 RSSR four-bars: about 25% more solve time).
 const SHIFT_COLUMNS: usize = 240;
 
 /// Whether a full step on a piece of `columns` tangent columns that took the residual's
