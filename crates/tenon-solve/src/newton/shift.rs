@@ -124,23 +124,20 @@ impl Shifts {
         let mut col_of = vec![usize::MAX; tangent_columns];
         let mut piece_col = Vec::new();
         let mut w = Vec::new();
-        // A part's three translation columns are read together: one group.
-        let mut groups: Vec<usize> = Vec::new();
+        let mut translations = Vec::new();
         for (k, &c) in piece.cols.iter().enumerate() {
             // A part's tangent columns: its translation (0..3), then its turn (3..6).
             if c < n6 && c % 6 < 3 {
                 if let Some(slot) = col_of.get_mut(c) {
                     *slot = piece_col.len();
                     piece_col.push(k);
+                    translations.push(c);
                     w.push(weight.get(k).copied().unwrap_or(1.0));
-                    groups.push(if c % 6 == 0 {
-                        groups.last().map_or(0, |g| g + 1)
-                    } else {
-                        groups.last().copied().unwrap_or(0)
-                    });
                 }
             }
         }
+        // A part's three translation columns are read together: one group.
+        let groups = super::piece::column_groups(cluster, &translations);
         let mut matrix = StepMatrix::new(piece.rows.len(), piece_col.len(), options.dense_columns);
         matrix.set_groups(groups.clone());
         Shifts {
