@@ -36,8 +36,12 @@ pub struct ExprGraph {
     /// Per node: a 64-bit Bloom mask of the variables it depends on (`1 << (var % 64)`).
     /// A clear bit proves independence, which lets differentiation skip whole subtrees.
     var_masks: Vec<u64>,
-    /// Hash-consing: every node's id with 32 bits of its hash (module `table`).
+    /// Hash-consing: node ids with 32 bits of their hashes (module `table`), except
+    /// those found through `first_parent` (see [`intern`](Self::intern)).
     lookup: NodeTable,
+    /// Per node: the first node built with it as its newest child ([`NO_PARENT`]: none
+    /// yet).
+    first_parent: Vec<u32>,
     var_names: Vec<VarName>,
     /// The shared first parts of names made by [`new_vars_of`](Self::new_vars_of).
     name_bases: Vec<String>,
@@ -75,6 +79,9 @@ enum VarName {
     Member(u32, &'static str),
 }
 
+/// No node is built over this one yet (see [`ExprGraph::intern`]).
+const NO_PARENT: u32 = u32::MAX;
+
 /// Largest integer exponent kept as `powi`; larger ones are `pow` with a constant
 /// exponent (their results overflow or underflow anyway).
 pub(crate) const MAX_POWI: i32 = 1024;
@@ -106,6 +113,7 @@ impl ExprGraph {
             nodes: Vec::new(),
             var_masks: Vec::new(),
             lookup: NodeTable::default(),
+            first_parent: Vec::new(),
             var_names: Vec::new(),
             name_bases: Vec::new(),
             param_names: Vec::new(),
@@ -135,6 +143,9 @@ impl ExprGraph {
         let room = nodes + nodes / 2;
         self.nodes.reserve(room);
         self.var_masks.reserve(room);
+        self.first_parent.reserve(room);
+        // Half the nodes of a large build or more stay out of the table (see
+        // `intern`); room for all the same, so that it is not rebuilt while it fills.
         self.lookup.reserve(nodes);
     }
 
@@ -198,7 +209,37 @@ impl ExprGraph {
         self.param_by_name.get(name).copied()
     }
 
+    /// The id of `node`, made if the arena does not hold it yet.
+    ///
+    /// A node with children is looked for first through its newest child (the child
+    /// with the largest id), which records the first node built over it; only the nodes
+    /// after that one over the same child, and leaves, go into the hash table. An
+    /// expression of a large build is mostly a chain of fresh nodes, each the only one
+    /// over the one before: those are found, or known to be new, from the child's entry
+    /// (just written, so in cache) without a probe of the table, whose slots in a
+    /// 10,000-part build are spread over megabytes.
+    ///
+    /// Architecture invariant: a node with children is the first parent of its newest
+    /// child or is in the table, a leaf is in the table; so no node is made twice.
     pub(crate) fn intern(&mut self, node: Node) -> ExprId {
+        let newest = match node {
+            Node::Unary(_, a) | Node::Powi(a, _) => Some(a),
+            Node::Binary(_, a, b) => Some(a.max(b)),
+            _ => None,
+        };
+        let first = newest.and_then(|c| self.first_parent.get(c.index()).copied());
+        if let (Some(c), Some(first)) = (newest, first) {
+            if first == NO_PARENT {
+                // Nothing is built over `c` yet: the node is new, and is found from
+                // `c` from now on.
+                let id = self.push(node);
+                self.first_parent[c.index()] = id.0;
+                return id;
+            }
+            if self.nodes.get(first as usize) == Some(&node) {
+                return ExprId(first);
+            }
+        }
         let hash = node_hash(&node);
         let nodes = &self.nodes;
         let at = match self
@@ -208,6 +249,13 @@ impl ExprGraph {
             Probe::Found(id) => return id,
             Probe::Vacant(at) => at,
         };
+        let id = self.push(node);
+        self.lookup.insert(at, hash, id);
+        id
+    }
+
+    /// Appends `node` to the arena (not to the table) and returns its id.
+    fn push(&mut self, node: Node) -> ExprId {
         let mask = match node {
             Node::Var(v) => var_bit(v),
             Node::Spline(t, u, _) => self.var_mask(u) | self.splines.mask(t),
@@ -216,7 +264,7 @@ impl ExprGraph {
         let id = ExprId(self.nodes.len() as u32);
         self.nodes.push(node);
         self.var_masks.push(mask);
-        self.lookup.insert(at, hash, id);
+        self.first_parent.push(NO_PARENT);
         id
     }
 
@@ -767,5 +815,60 @@ mod tests {
             load[crate::table::home_of(node_hash(&node), slots)] += 1;
         }
         assert!(load.iter().all(|&n| n <= 8), "{:?}", load.iter().max());
+    }
+
+    /// Nodes found through their newest child's first parent and through the table
+    /// alike: the same expressions built again, in another order and after other nodes
+    /// over the same children, get the same ids, and the arena never holds a node twice.
+    #[test]
+    fn every_node_is_made_once_whichever_way_it_is_found() {
+        let mut g = ExprGraph::new();
+        let vars: Vec<ExprId> = (0..6)
+            .map(|k| {
+                let v = g.new_var(format!("v{k}"));
+                g.var(v)
+            })
+            .collect();
+        // A small deterministic mix of operations over the unknowns and what was made
+        // before: chains of fresh nodes (first parents) and shared children (the table).
+        let build = |g: &mut ExprGraph, order: &[usize]| -> Vec<ExprId> {
+            let mut made = vars.clone();
+            let mut out = vec![ExprId(0); order.len()];
+            for &k in order {
+                let a = made[(k * 7 + 3) % made.len()];
+                let b = made[(k * 11 + 1) % made.len()];
+                let c = g.constant(0.25 * (k % 5) as f64 + 1.5);
+                let e = match k % 6 {
+                    0 => g.add(a, b),
+                    1 => g.mul(a, c),
+                    2 => g.sub(b, a),
+                    3 => g.sin(a),
+                    4 => {
+                        let p = g.mul(a, b);
+                        g.add(p, c)
+                    }
+                    _ => g.div(a, c),
+                };
+                made.push(e);
+                out[k] = e;
+            }
+            out
+        };
+        let forward: Vec<usize> = (0..400).collect();
+        let first = build(&mut g, &forward);
+        let held = g.node_count();
+        // Each node again, now that every child has parents: nothing new is made.
+        let again = build(&mut g, &forward);
+        assert_eq!(first, again);
+        assert_eq!(g.node_count(), held);
+        // Every node rebuilt from its own operands, newest first.
+        for k in (0..held).rev() {
+            let node = g.node(ExprId(k as u32));
+            assert_eq!(g.intern(node), ExprId(k as u32), "node {k}: {node:?}");
+        }
+        assert_eq!(g.node_count(), held);
+        let distinct: std::collections::HashSet<Node> =
+            (0..held).map(|k| g.node(ExprId(k as u32))).collect();
+        assert_eq!(distinct.len(), held);
     }
 }

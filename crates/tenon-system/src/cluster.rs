@@ -497,19 +497,22 @@ impl ClusterTape {
         })
     }
 
-    /// The structural tangent pattern of some of its equations: the entries a
-    /// [`tangent_jacobian`](Self::tangent_jacobian) of `rows` holds (values 0), without
-    /// evaluating anything.
-    pub fn tangent_pattern(&self, rows: &[usize]) -> TangentJacobian {
+    /// The structural tangent pattern of some of its equations: the `(row, column)`
+    /// entries a [`tangent_jacobian`](Self::tangent_jacobian) of `rows` holds, in the
+    /// same order, without evaluating anything. Sized from the rows' pattern (a part's
+    /// four quaternion entries fold into three turn entries), not grown by doubling: a
+    /// 10,000-link chain's is half a million entries.
+    pub fn tangent_pattern(&self, rows: &[usize]) -> Vec<(u32, u32)> {
         let pattern = self.tape.pattern();
         let n7 = 7 * self.parts.len();
-        let mut entries = Vec::new();
+        let room = rows.iter().map(|&row| pattern.row(row).len()).sum();
+        let mut entries = Vec::with_capacity(room);
         // The same folding of quaternion entries as `tangent_jacobian_into`, so the
         // entries come in the same order.
-        let rotation = |entries: &mut Vec<(u32, u32, f64)>, r: u32, part: Option<usize>| {
+        let rotation = |entries: &mut Vec<(u32, u32)>, r: u32, part: Option<usize>| {
             if let Some(part) = part {
                 for k in 3..6 {
-                    entries.push((r, (6 * part + k) as u32, 0.0));
+                    entries.push((r, (6 * part + k) as u32));
                 }
             }
         };
@@ -532,15 +535,11 @@ impl ClusterTape {
                 } else {
                     6 * part + k
                 };
-                entries.push((r, c as u32, 0.0));
+                entries.push((r, c as u32));
             }
             rotation(&mut entries, r, folding.take());
         }
-        TangentJacobian {
-            rows: rows.len(),
-            columns: self.tangent_dimension(),
-            entries,
-        }
+        entries
     }
 
     /// Tapes of some of its equations over the same local state, one per stage of a

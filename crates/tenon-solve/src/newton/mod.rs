@@ -132,9 +132,8 @@ pub(crate) fn cut_stages(
     let row_cols = RowLists::from_pairs(
         cluster.equations().len(),
         pattern
-            .entries
             .iter()
-            .filter_map(|&(r, c, _)| used.get(r as usize).map(|&row| (row, c))),
+            .filter_map(|&(r, c)| used.get(r as usize).map(|&row| (row, c))),
     );
     let mut plan = Vec::new();
     for piece in split(cluster, &used) {
