@@ -37,11 +37,13 @@ pub struct ExprGraph {
     /// A clear bit proves independence, which lets differentiation skip whole subtrees.
     var_masks: Vec<u64>,
     /// Hash-consing: node ids with 32 bits of their hashes (module `table`), except
-    /// those found through `first_parent` (see [`intern`](Self::intern)).
+    /// those kept with their newest child (see [`intern`](Self::intern)).
     lookup: NodeTable,
-    /// Per node: the first node built with it as its newest child ([`NO_PARENT`]: none
-    /// yet).
+    /// Per node: the first node kept with it as their newest child ([`NO_PARENT`]:
+    /// none yet), the head of a list of at most [`SIBLINGS`].
     first_parent: Vec<u32>,
+    /// Per node kept with its newest child: the next node kept with that child.
+    next_sibling: Vec<u32>,
     var_names: Vec<VarName>,
     /// The shared first parts of names made by [`new_vars_of`](Self::new_vars_of).
     name_bases: Vec<String>,
@@ -79,8 +81,12 @@ enum VarName {
     Member(u32, &'static str),
 }
 
-/// No node is built over this one yet (see [`ExprGraph::intern`]).
+/// No node is built over this one yet (see [`ExprGraph::intern`]); the end of a list.
 const NO_PARENT: u32 = u32::MAX;
+
+/// Most nodes kept with their newest child (see [`ExprGraph::intern`]); further ones
+/// go into the hash table.
+const SIBLINGS: usize = 8;
 
 /// Largest integer exponent kept as `powi`; larger ones are `pow` with a constant
 /// exponent (their results overflow or underflow anyway).
@@ -114,6 +120,7 @@ impl ExprGraph {
             var_masks: Vec::new(),
             lookup: NodeTable::default(),
             first_parent: Vec::new(),
+            next_sibling: Vec::new(),
             var_names: Vec::new(),
             name_bases: Vec::new(),
             param_names: Vec::new(),
@@ -144,8 +151,9 @@ impl ExprGraph {
         self.nodes.reserve(room);
         self.var_masks.reserve(room);
         self.first_parent.reserve(room);
-        // Half the nodes of a large build or more stay out of the table (see
-        // `intern`); room for all the same, so that it is not rebuilt while it fills.
+        self.next_sibling.reserve(room);
+        // Most nodes of a large build stay out of the table (see `intern`); room for
+        // all the same, so that it is not rebuilt while it fills.
         self.lookup.reserve(nodes);
     }
 
@@ -211,33 +219,50 @@ impl ExprGraph {
 
     /// The id of `node`, made if the arena does not hold it yet.
     ///
-    /// A node with children is looked for first through its newest child (the child
-    /// with the largest id), which records the first node built over it; only the nodes
-    /// after that one over the same child, and leaves, go into the hash table. An
-    /// expression of a large build is mostly a chain of fresh nodes, each the only one
-    /// over the one before: those are found, or known to be new, from the child's entry
-    /// (just written, so in cache) without a probe of the table, whose slots in a
+    /// A node with children is looked for first among the nodes kept with its newest
+    /// child (the child with the largest id): the first [`SIBLINGS`] nodes built over a
+    /// child are listed with it, only later ones and leaves go into the hash table. An
+    /// expression of a large build is mostly fresh nodes over fresh nodes (a part's
+    /// rotation matrix over its new quaternion, each step of a sum over the one before):
+    /// those are found, or known to be new, from the child's short list, written just
+    /// before and so in cache, without a probe of the table, whose slots in a
     /// 10,000-part build are spread over megabytes.
     ///
-    /// Architecture invariant: a node with children is the first parent of its newest
-    /// child or is in the table, a leaf is in the table; so no node is made twice.
+    /// Architecture invariant: a node with children is in its newest child's list or, if
+    /// that list was full when it was made, in the table; a leaf is in the table. So no
+    /// node is made twice.
     pub(crate) fn intern(&mut self, node: Node) -> ExprId {
         let newest = match node {
             Node::Unary(_, a) | Node::Powi(a, _) => Some(a),
             Node::Binary(_, a, b) => Some(a.max(b)),
             _ => None,
         };
-        let first = newest.and_then(|c| self.first_parent.get(c.index()).copied());
-        if let (Some(c), Some(first)) = (newest, first) {
-            if first == NO_PARENT {
-                // Nothing is built over `c` yet: the node is new, and is found from
-                // `c` from now on.
-                let id = self.push(node);
-                self.first_parent[c.index()] = id.0;
-                return id;
+        if let Some(c) = newest.filter(|c| c.index() < self.first_parent.len()) {
+            // The nodes over `c` kept with it, oldest first.
+            let mut last = NO_PARENT;
+            let mut next = self.first_parent[c.index()];
+            let mut held = 0;
+            while next != NO_PARENT {
+                if self.nodes.get(next as usize) == Some(&node) {
+                    return ExprId(next);
+                }
+                last = next;
+                next = self
+                    .next_sibling
+                    .get(next as usize)
+                    .copied()
+                    .unwrap_or(NO_PARENT);
+                held += 1;
             }
-            if self.nodes.get(first as usize) == Some(&node) {
-                return ExprId(first);
+            if held < SIBLINGS {
+                // Not among them, and there is room: the node is new (had it been made,
+                // it would be here), and is kept with `c`.
+                let id = self.push(node);
+                match self.next_sibling.get_mut(last as usize) {
+                    Some(slot) => *slot = id.0,
+                    None => self.first_parent[c.index()] = id.0,
+                }
+                return id;
             }
         }
         let hash = node_hash(&node);
@@ -265,6 +290,7 @@ impl ExprGraph {
         self.nodes.push(node);
         self.var_masks.push(mask);
         self.first_parent.push(NO_PARENT);
+        self.next_sibling.push(NO_PARENT);
         id
     }
 
@@ -817,9 +843,9 @@ mod tests {
         assert!(load.iter().all(|&n| n <= 8), "{:?}", load.iter().max());
     }
 
-    /// Nodes found through their newest child's first parent and through the table
-    /// alike: the same expressions built again, in another order and after other nodes
-    /// over the same children, get the same ids, and the arena never holds a node twice.
+    /// Nodes found through their newest child's list and through the table alike: the
+    /// same expressions built again, in another order and after other nodes over the
+    /// same children, get the same ids, and the arena never holds a node twice.
     #[test]
     fn every_node_is_made_once_whichever_way_it_is_found() {
         let mut g = ExprGraph::new();
@@ -830,7 +856,8 @@ mod tests {
             })
             .collect();
         // A small deterministic mix of operations over the unknowns and what was made
-        // before: chains of fresh nodes (first parents) and shared children (the table).
+        // before: chains of fresh nodes (kept with their child) and children with many
+        // nodes over them (the table).
         let build = |g: &mut ExprGraph, order: &[usize]| -> Vec<ExprId> {
             let mut made = vars.clone();
             let mut out = vec![ExprId(0); order.len()];
@@ -870,5 +897,17 @@ mod tests {
         let distinct: std::collections::HashSet<Node> =
             (0..held).map(|k| g.node(ExprId(k as u32))).collect();
         assert_eq!(distinct.len(), held);
+
+        // Fifty nodes over one child (older constants, a new unknown): the first
+        // SIBLINGS are kept with it, the rest are in the table; all are found again.
+        let constants: Vec<ExprId> = (0..50).map(|k| g.constant(3.0 + k as f64)).collect();
+        let v = g.new_var("w");
+        let w = g.var(v);
+        let over: Vec<ExprId> = constants.iter().map(|&c| g.mul(c, w)).collect();
+        let held = g.node_count();
+        let again: Vec<ExprId> = constants.iter().rev().map(|&c| g.mul(w, c)).collect();
+        assert_eq!(over, again.into_iter().rev().collect::<Vec<_>>());
+        assert_eq!(g.node_count(), held);
+        assert!(over.len() > SIBLINGS);
     }
 }

@@ -10,7 +10,9 @@ use tenon_model::{
 use crate::contact::{self, Profiles};
 use crate::custom;
 use crate::error::SystemError;
-use crate::frames::{marker_frame, quaternion_matrix, Frame, Lowering, Transform};
+use crate::frames::{
+    marker_frame, placement_numbers, quaternion_matrix, Frame, Lowering, Transform,
+};
 use crate::joints::{self, AngleRequest, Fields, JointBuilder, Quantity};
 use crate::residual::{ContactSearch, Role};
 
@@ -280,26 +282,37 @@ impl System {
         let mut state0 = Vec::new();
         let mut fixed_reach = 0.0f64;
         for (key, part) in assembly.parts() {
-            let what = format!("part '{}' placement", part.id);
-            let placed = b.placement(&part.placement, &what)?;
             let grounded = part.grounded || grounding == Grounding::FirstPart(key);
-            if grounded {
-                let at = b.graph.evaluate(&placed.translation, &[], &params)?;
-                let from_origin = at.iter().map(|x| x * x).sum::<f64>().sqrt();
-                fixed_reach =
-                    fixed_reach.max(from_origin + part_size(part, values, assembly.units()));
-                transforms.insert(key, placed);
-                continue;
-            }
-            // Initial values: the placement evaluated with the parameters.
-            let mut outputs: Vec<ExprId> = placed.translation.to_vec();
-            outputs.extend(placed.rotation.iter().flatten());
-            let v = b.graph.evaluate(&outputs, &[], &params)?;
-            let m = [[v[3], v[4], v[5]], [v[6], v[7], v[8]], [v[9], v[10], v[11]]];
+            // A free part's placement is only its initial state: given in numbers, none
+            // of it enters the graph (a 10,000-part build made 120,000 constants of
+            // them); with expressions, it is lowered and evaluated with the parameters.
+            let numbers = (!grounded)
+                .then(|| placement_numbers(&part.placement, b.angle_unit))
+                .flatten();
+            let (p, m) = match numbers {
+                Some(numbers) => numbers,
+                None => {
+                    let what = format!("part '{}' placement", part.id);
+                    let placed = b.placement(&part.placement, &what)?;
+                    if grounded {
+                        let at = b.graph.evaluate(&placed.translation, &[], &params)?;
+                        let from_origin = at.iter().map(|x| x * x).sum::<f64>().sqrt();
+                        fixed_reach = fixed_reach
+                            .max(from_origin + part_size(part, values, assembly.units()));
+                        transforms.insert(key, placed);
+                        continue;
+                    }
+                    let mut outputs: Vec<ExprId> = placed.translation.to_vec();
+                    outputs.extend(placed.rotation.iter().flatten());
+                    let v = b.graph.evaluate(&outputs, &[], &params)?;
+                    let m = [[v[3], v[4], v[5]], [v[6], v[7], v[8]], [v[9], v[10], v[11]]];
+                    ([v[0], v[1], v[2]], m)
+                }
+            };
             let q = matrix_to_quaternion(m);
             let names = ["px", "py", "pz", "qw", "qx", "qy", "qz"];
             let vars = b.graph.new_vars_of(&part.id, names);
-            state0.extend([v[0], v[1], v[2], q[0], q[1], q[2], q[3]]);
+            state0.extend([p[0], p[1], p[2], q[0], q[1], q[2], q[3]]);
             let e = vars.map(|v| b.graph.var(v));
             let rotation = quaternion_matrix(&mut b.graph, [e[3], e[4], e[5], e[6]]);
             transforms.insert(

@@ -227,6 +227,16 @@ fn quaternion_numbers(q: [f64; 4]) -> [[f64; 3]; 3] {
     ]
 }
 
+/// A placement given in plain numbers, as numbers: its translation and rotation rows
+/// (the same values as lowering it and evaluating the constants). `None` when a value
+/// is an expression.
+pub(crate) fn placement_numbers(
+    p: &Placement,
+    unit: AngleUnit,
+) -> Option<([f64; 3], [[f64; 3]; 3])> {
+    numeric_placement(p, unit).map(|n| (n.translation, n.rotation))
+}
+
 fn numeric_placement(p: &Placement, unit: AngleUnit) -> Option<NumericPlacement> {
     let translation = numbers(&p.position)?;
     let rotation = match &p.rotation {
