@@ -1,8 +1,8 @@
 //! Builds and solves one assembly file (`.asmt` or JSON) from its text many times (for
 //! profilers).
 //!
-//! `cargo run --release -p tenon --example corpus_loop -- FILE [N] [build|kinematics|phases] [END]`
-//! (`build`: build only, no solve; `kinematics`: an `.asmt` file's kinematic run over the
+//! `cargo run --release -p tenon --example corpus_loop -- FILE [N] [read|build|kinematics|phases] [END]`
+//! (`read`: the file's text read into an assembly only; `build`: build only, no solve; `kinematics`: an `.asmt` file's kinematic run over the
 //! times of its own TimeSeries, from the text, as the `kinematics` benchmark does (a JSON
 //! file's from 0 to `END`, 1 by default, at steps of 0.001, as the benchmark's moving
 //! chains);
@@ -52,6 +52,9 @@ fn main() -> ExitCode {
     };
     if phases {
         return time_phases(&path, &text, n);
+    }
+    if mode.as_deref() == Some("read") {
+        return time_reading(&path, &text, n);
     }
     let start = std::time::Instant::now();
     let mut converged = 0;
@@ -136,6 +139,25 @@ fn time_phases(path: &str, text: &str, n: usize) -> ExitCode {
         us(spent[2]),
         us(spent[3])
     );
+    ExitCode::SUCCESS
+}
+
+/// The reading alone: text to assembly, `n` times.
+fn time_reading(path: &str, text: &str, n: usize) -> ExitCode {
+    let start = std::time::Instant::now();
+    for _ in 0..n {
+        let read = if path.ends_with(".json") {
+            tenon::read_json(text, None)
+        } else {
+            tenon::read_asmt(text, None)
+        };
+        if let Err(e) = read {
+            eprintln!("{path}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let each = start.elapsed().as_secs_f64() / n as f64;
+    println!("{path}: {n} reads, {:.1} us each", each * 1e6);
     ExitCode::SUCCESS
 }
 
