@@ -8,6 +8,8 @@
 //! placement, a rotation, a mass, a marker reference, units, a motion, a spring, a load,
 //! the simulation) with the element it sits in and its path from there.
 
+use bumpalo::Bump;
+
 use super::value::{
     array, collect_nested, describe, key_path, parse_strict, resolved, Json, Obj, Result,
 };
@@ -72,9 +74,13 @@ fn owner_of((parts, joints): (&[PartKey], &[JointKey]), path: &str) -> (ExtraOwn
 /// One element's JSON text (a part, a joint: what a host adds to an assembly in code)
 /// read by `read`. Nested `extra` objects are refused: only whole documents
 /// keep them at their places, and none is dropped silently.
-fn read_element<T>(text: &str, read: impl FnOnce(&Json<'_>) -> Result<T>) -> Result<T> {
-    let value = parse(text)?;
-    let (element, nested) = collect_nested(|| read(&value));
+fn read_element<T>(
+    text: &str,
+    read: impl for<'a> FnOnce(&Json<'a>, &'a Bump) -> Result<T>,
+) -> Result<T> {
+    let arena = Bump::new();
+    let value = parse(text, &arena)?;
+    let (element, nested) = collect_nested(|| read(&value, &arena));
     let element = element?;
     if let Some((at, _)) = nested.first() {
         return Err(ModelError::at_path(
@@ -88,19 +94,19 @@ fn read_element<T>(text: &str, read: impl FnOnce(&Json<'_>) -> Result<T>) -> Res
 
 /// A part object (as in a file's `parts`); errors name paths below `part`.
 pub(super) fn read_one_part(text: &str) -> Result<Part> {
-    read_element(text, |v| read_part(v, "part"))
+    read_element(text, |v, arena| read_part(v, "part", arena))
 }
 
 /// A joint object (as in a file's `joints`), its markers looked up in `assembly`;
 /// errors name paths below `joint`.
 pub(super) fn read_one_joint(text: &str, assembly: &Assembly) -> Result<Joint> {
-    read_element(text, |v| read_joint(v, "joint", assembly))
+    read_element(text, |v, _| read_joint(v, "joint", assembly))
 }
 
 /// JSON text as a value (a key given twice is an error); a syntax error names the line
 /// and column.
-fn parse(text: &str) -> Result<Json<'_>> {
-    parse_strict(text).map_err(|e| {
+fn parse<'a>(text: &'a str, arena: &'a Bump) -> Result<Json<'a>> {
+    parse_strict(text, arena).map_err(|e| {
         let message = e.to_string();
         // serde_json appends " at line L column C"; the place carries that.
         let message = message
@@ -119,7 +125,9 @@ fn parse(text: &str) -> Result<Json<'_>> {
 }
 
 fn read_document(text: &str) -> Result<Assembly> {
-    let root = parse(text)?;
+    // The value tree lives in this arena (see `value::Json`), dropped with the reading.
+    let arena = Bump::new();
+    let root = parse(text, &arena)?;
     let mut doc = Obj::new(&root, String::new())?;
     let format = doc.req_str("format")?;
     if format != FORMAT_NAME {
@@ -143,7 +151,7 @@ fn read_document(text: &str) -> Result<Assembly> {
         None => Units::default(),
     };
     let parameters = match doc.get("parameters") {
-        Some(v) => read_parameters(v)?,
+        Some(v) => read_parameters(v, &arena)?,
         None => Vec::new(),
     };
     // Evaluated here first, so a problem names the parameter's path.
@@ -156,12 +164,16 @@ fn read_document(text: &str) -> Result<Assembly> {
         .set_parameters(parameters)
         .map_err(|e| ModelError::at_path("parameters", e.message()))?;
 
-    let mut count = |key: &str| doc.get(key).and_then(|v| v.as_array()).map_or(0, Vec::len);
+    let mut count = |key: &str| {
+        doc.get(key)
+            .and_then(|v| v.as_array())
+            .map_or(0, <[_]>::len)
+    };
     assembly.reserve(count("parts"), count("joints"));
     if let Some(parts) = doc.get("parts") {
         for (k, v) in array(parts, "parts")?.iter().enumerate() {
             let path = format!("parts[{k}]");
-            let part = read_part(v, &path)?;
+            let part = read_part(v, &path, &arena)?;
             assembly
                 .add_part_checked(part)
                 .map_err(|e| placed(&path, e))?;
@@ -242,7 +254,7 @@ fn read_units(v: &Json<'_>) -> Result<Units> {
     Ok(units)
 }
 
-fn read_parameters(v: &Json<'_>) -> Result<Vec<Parameter>> {
+fn read_parameters<'a>(v: &Json<'a>, arena: &'a Bump) -> Result<Vec<Parameter>> {
     let map = v.as_object().ok_or_else(|| {
         ModelError::at_path(
             "parameters",
@@ -253,7 +265,7 @@ fn read_parameters(v: &Json<'_>) -> Result<Vec<Parameter>> {
         .map(|(name, value)| {
             Ok(Parameter {
                 name: name.to_string(),
-                value: scalar_syntax(&*resolved(value)?, &key_path("parameters", name))?,
+                value: scalar_syntax(&resolved(value, arena)?, &key_path("parameters", name))?,
             })
         })
         .collect()
@@ -368,7 +380,7 @@ fn rotation(v: &Json<'_>, path: &str) -> Result<Rotation> {
     Ok(rotation)
 }
 
-fn read_part(v: &Json<'_>, path: &str) -> Result<Part> {
+fn read_part<'a>(v: &Json<'a>, path: &str, arena: &'a Bump) -> Result<Part> {
     let mut o = Obj::new(v, path.to_string())?;
     let id = o.req_str("id")?.to_string();
     let grounded = o.opt_bool("grounded")?;
@@ -384,7 +396,7 @@ fn read_part(v: &Json<'_>, path: &str) -> Result<Part> {
         })?;
         markers.reserve_exact(map.len());
         for (name, mv) in map.iter() {
-            let mv = resolved(mv)?;
+            let mv = resolved(mv, arena)?;
             markers.push((
                 name.to_string(),
                 read_placement(&mv, &key_path(&mpath, name))?,
@@ -624,7 +636,7 @@ fn read_profile(v: &Json<'_>, path: &str) -> Result<CamProfile> {
         for (k, item) in items.iter().enumerate() {
             let ipath = format!("{ppath}[{k}]");
             let xy = array(item, &ipath)?;
-            let [x, y] = xy.as_slice() else {
+            let [x, y] = xy else {
                 return Err(ModelError::at_path(
                     &ipath,
                     format!("a profile point is [x, y], found {} numbers", xy.len()),
