@@ -231,9 +231,9 @@ impl ExprGraph {
     /// before and so in cache, without a probe of the table, whose slots in a
     /// 10,000-part build are spread over megabytes.
     ///
-    /// Architecture invariant: a node with children is in its newest child's list or, if
-    /// that list was full when it was made, in the table; a leaf is in the table. So no
-    /// node is made twice.
+    /// Architecture invariant: a node with operands is in its newest operand's list or,
+    /// if that list was full when it was made, in the table; a leaf or a spline node is
+    /// in the table. So no node is made twice.
     pub(crate) fn intern(&mut self, node: Node) -> ExprId {
         let newest = match node {
             Node::Unary(_, a) | Node::Powi(a, _) => Some(a),
