@@ -104,11 +104,7 @@ fn time_phases(path: &str, text: &str, n: usize) -> ExitCode {
     let mut converged = 0;
     for _ in 0..n {
         let t0 = Instant::now();
-        let read = if path.ends_with(".json") {
-            tenon::read_json(text, None)
-        } else {
-            tenon::read_asmt(text, None)
-        };
+        let read = read(path, text);
         let t1 = Instant::now();
         let built = read
             .map_err(tenon::Error::from)
@@ -142,15 +138,20 @@ fn time_phases(path: &str, text: &str, n: usize) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The file's text read into an assembly, by the reader its extension names.
+fn read(path: &str, text: &str) -> Result<tenon::Assembly, tenon::ModelError> {
+    if path.ends_with(".json") {
+        tenon::read_json(text, None)
+    } else {
+        tenon::read_asmt(text, None)
+    }
+}
+
 /// The reading alone: text to assembly, `n` times.
 fn time_reading(path: &str, text: &str, n: usize) -> ExitCode {
     let start = std::time::Instant::now();
     for _ in 0..n {
-        let read = if path.ends_with(".json") {
-            tenon::read_json(text, None)
-        } else {
-            tenon::read_asmt(text, None)
-        };
+        let read = read(path, text);
         if let Err(e) = read {
             eprintln!("{path}: {e}");
             return ExitCode::FAILURE;
