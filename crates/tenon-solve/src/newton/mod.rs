@@ -18,6 +18,7 @@
 
 mod piece;
 mod shift;
+mod stiff;
 
 use std::borrow::Cow;
 

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use tenon_system::{ClusterOutput, ClusterTape, LimitRow, Scratch, StageTape};
 
-use super::{shift, Part};
+use super::{shift, stiff, Part};
 use crate::linalg::{self, StepMatrix};
 use crate::tolerance::RowTolerances;
 use crate::{SolveError, SolveOptions};
@@ -305,6 +305,9 @@ fn solve_piece_in(
     // falls short.
     let mut shifts: Option<shift::Shifts> = None;
     let mut shift_refused = false;
+    // Stiff chords (see `stiff`): refused for the rest of the solve once a first one
+    // falls short.
+    let mut stiff_refused = false;
     let mut jac = tenon_system::TangentJacobian {
         rows: 0,
         columns: 0,
@@ -514,6 +517,11 @@ fn solve_piece_in(
         // Newton step then four chord steps (1.7e-2, 4.6e-3, 2.8e-5, 1.6e-7, 9.2e-10,
         // 5.3e-12), where Newton alone took three steps.
         if accepted && alpha >= 1.0 {
+            // What the full step left, and what its linear model left (only where stiff
+            // chords may follow: it costs a product with `A`).
+            let after_step = norm;
+            let stiff_may = !stiff_refused && stiff::may_take(options, piece.cols.len());
+            let linear_left = stiff_may.then(|| linalg::norm(&steps.residual_of(&r, &dy)));
             // What the linear model leaves: an inconsistent part (a conflict) or nearly
             // nothing (what the step left is then its curvature).
             let wanted = !shift_refused
@@ -522,7 +530,7 @@ fn solve_piece_in(
                     piece.cols.len(),
                     (norm0, norm),
                     excess_of(&rows, out.residuals(), &row_tol),
-                    || linalg::norm(&steps.residual_of(&r, &dy)),
+                    || linear_left.unwrap_or_else(|| linalg::norm(&steps.residual_of(&r, &dy))),
                 );
             let factored = wanted
                 .then(|| {
@@ -561,6 +569,7 @@ fn solve_piece_in(
                     }
                 }
             }
+            let mut short = false;
             for _ in 0..MAX_CHORD_STEPS {
                 if excess_of(&rows, out.residuals(), &row_tol) <= 1.0 {
                     break;
@@ -576,7 +585,63 @@ fn solve_piece_in(
                 } else {
                     // `out` holds the rejected trial: evaluate again where we are.
                     values = false;
+                    short = true;
+                    norm = before;
                     break;
+                }
+            }
+            let stiff_wanted =
+                short && linear_left.is_some_and(|left| stiff::wanted(after_step, left));
+            if stiff_wanted {
+                cluster.evaluate_residuals(scratch, local, params, out)?;
+                values = true;
+                // The same Jacobian weighed again; the next iteration fills the
+                // matrix afresh.
+                let stiff_weight = stiff::weights(cluster, &piece.cols, &piece_weight);
+                matrix.fill(&jac, col_of, &stiff_weight);
+                let stiff_steps = matrix
+                    .factor()
+                    .ok()
+                    .and_then(|f| f.regularized(0.0, residual / first.max(1e-300)).ok());
+                if let Some(stiff_steps) = stiff_steps {
+                    let before_stiff = (local.to_vec(), params.clone());
+                    for round in 0..stiff::MAX_STIFF_CHORDS {
+                        if excess_of(&rows, out.residuals(), &row_tol) <= shift::POLISH_EXCESS {
+                            break;
+                        }
+                        r.clear();
+                        r.extend(rows.iter().map(|&k| out.residuals()[k]));
+                        let mut dc = stiff_steps.solve(&r);
+                        drop_noise(&mut dc);
+                        stiff::in_step_metric(&mut dc, &stiff_weight, &piece_weight);
+                        let before = norm;
+                        let trial =
+                            stepper.try_step(scratch, (local, params), out, &rows, (&dc, 1.0))?;
+                        if trial.is_finite() && trial * stiff::STIFF_CUT <= before {
+                            stepper.accept(local, params);
+                            norm = trial;
+                        } else {
+                            stiff_refused |= round == 0;
+                            // `out` holds the rejected trial: evaluate again where we are.
+                            cluster.evaluate_residuals(scratch, local, params, out)?;
+                            break;
+                        }
+                    }
+                    let held = excess_of(&rows, out.residuals(), &row_tol) <= 1.0;
+                    let left = linear_left.unwrap_or(0.0);
+                    if !held && norm <= stiff::DISAGREEMENT * left {
+                        // Stalled where the linear model could not reach either: at the
+                        // equations' disagreement (a conflict), not at curvature. Undone:
+                        // the Newton steps find the least-squares pose.
+                        let (at, p) = before_stiff;
+                        local.copy_from_slice(&at);
+                        *params = p;
+                        cluster.evaluate_residuals(scratch, local, params, out)?;
+                        stiff_refused = true;
+                    }
+                    // As after shifts: where stiff chords end the solve just inside the
+                    // tolerance, one more Newton step follows.
+                    shifted |= held;
                 }
             }
         }

@@ -1,0 +1,126 @@
+//! Stiff chords: corrections after a full Newton step, taken in a metric where turns
+//! cost [`STIFFNESS`] times more than in the step's.
+//!
+//! A full step's curvature (a turned part's markers leave its linear model by
+//! `l (1 - cos t)`) leaves residuals that the chord steps (the step's own
+//! factorization, the new residual) correct. Along a long ladder of closed cells the
+//! chords stall: the least-change metric closes the leftover gaps partly by turning
+//! cells, whose curvature brings back residuals of the size removed, and the smallest
+//! correction grows with the ladder's length. A 10,000-part ladder took 6 Newton
+//! iterations (3 at 1,000 parts), each cutting its residual's norm four to five times.
+//! Translations alone cannot close a closed cell (the translation-only shifts, see
+//! `shift`, are refused there).
+//!
+//! So when a chord falls short, the same Jacobian is factored again with the rotation
+//! columns weighed `STIFFNESS` times more: the correction then moves parts rather than
+//! turning them, and turns only where a loop needs it. Its curvature is small, and its
+//! chords converge: the ladder's Newton iterations at 1,000 / 10,000 parts went from
+//! 3 / 6 to 2 / 2, with one or two such factorizations each. These corrections are of
+//! the size of what the full step left (second order), so the pose a least-change solve
+//! reaches moves by as much.
+//!
+//! Gates, as for the shifts: pieces of [`STIFF_COLUMNS`] tangent columns or more, never
+//! in kinematic runs, only after a full step on consistent equations (the linear model
+//! left at most [`STIFF_LINEAR`] of what the step left: a conflict's least-squares
+//! compromise is left to the Newton steps); a first stiff chord that does not cut the
+//! residual [`STIFF_CUT`] times ends them for the rest of the solve, and so does a
+//! stall at the equations' disagreement (see [`DISAGREEMENT`]), which is undone.
+
+use tenon_system::{ClusterTape, TangentColumn};
+
+use crate::SolveOptions;
+
+/// How many times more a turn costs in a stiff chord's metric than in the step's (a
+/// part's turn by `t` weighs as a shift by `STIFFNESS * size * t`). Measured on the
+/// 10,000-part ladder: 30 took 3 Newton iterations and 11 stiff chords, 100 took 2 and
+/// 3, 300 and 1,000 took 2 and 2.
+pub(super) const STIFFNESS: f64 = 300.0;
+
+/// Pieces with fewer tangent columns than this take no stiff chords: a small piece
+/// converges in a few Newton steps, and an extra factorization costs it as much as one.
+const STIFF_COLUMNS: usize = 240;
+
+/// Stiff chords are taken only where the linear model's own residual `|r - A dy|` was
+/// at most this fraction of what the full step left.
+const STIFF_LINEAR: f64 = 1e-2;
+
+/// A stiff chord is kept only where it cuts the residual's norm this many times.
+pub(super) const STIFF_CUT: f64 = 2.0;
+
+/// Stiff chords that stall (above the tolerance) with the residual's norm within this
+/// many times what the full step's linear model left have met the equations'
+/// disagreement, not curvature: they are undone and end stiff chords for the solve. A
+/// 250-cell ladder with one cell 1 mm off stalled at 1.6 times, and its least-squares
+/// pose then spread the conflict over two cells; the consistent ladders stall at 17
+/// (10,000 parts) and 63 (1,000) times, when they stall.
+pub(super) const DISAGREEMENT: f64 = 4.0;
+
+/// Stiff chords after one full step at most (they share one factorization).
+pub(super) const MAX_STIFF_CHORDS: usize = 10;
+
+/// Whether a piece of `columns` tangent columns may take stiff chords in this solve
+/// (its linear model's residual is then worth taking after each full step).
+pub(super) fn may_take(options: SolveOptions, columns: usize) -> bool {
+    !options.include_motions && columns >= STIFF_COLUMNS
+}
+
+/// Whether a piece that may take them (see [`may_take`]), whose last chord fell short,
+/// takes stiff chords: `after` is the residual's norm the full step left, `linear_left`
+/// what its linear model left.
+pub(super) fn wanted(after: f64, linear_left: f64) -> bool {
+    linear_left <= STIFF_LINEAR * after
+}
+
+/// The piece's column weights in the stiff metric: its rotation columns' `weight`
+/// times [`STIFFNESS`], the others' as they are.
+pub(super) fn weights(cluster: &ClusterTape, cols: &[usize], weight: &[f64]) -> Vec<f64> {
+    let layout = cluster.layout();
+    cols.iter()
+        .zip(weight)
+        .map(|(&c, &w)| match layout.column(c) {
+            Some(TangentColumn::Rotation { .. }) => w * STIFFNESS,
+            _ => w,
+        })
+        .collect()
+}
+
+/// A step `dc` solved in the stiff metric (`delta = -dc / stiff weight`) rewritten in
+/// the step's metric (`delta = -dy / weight`), which the piece's trial steps take.
+pub(super) fn in_step_metric(dc: &mut [f64], stiff_weight: &[f64], weight: &[f64]) {
+    for ((d, &s), &w) in dc.iter_mut().zip(stiff_weight).zip(weight) {
+        *d *= w / s;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stiff_step_moves_the_state_as_written() {
+        // delta = -dc / s must equal -dy / w after the rewrite.
+        let (stiff, weight) = ([300.0, 1.0, 600.0], [1.0, 1.0, 2.0]);
+        let dc = [3.0, -2.0, 6.0];
+        let mut dy = dc;
+        in_step_metric(&mut dy, &stiff, &weight);
+        for k in 0..3 {
+            assert!((dc[k] / stiff[k] - dy[k] / weight[k]).abs() < 1e-15);
+        }
+    }
+
+    #[test]
+    fn gates() {
+        let options = SolveOptions::default();
+        assert!(may_take(options, 600));
+        assert!(wanted(1.0, 1e-3));
+        // A conflict: the linear model leaves about what the step left.
+        assert!(!wanted(1.0, 0.9));
+        // A small piece.
+        assert!(!may_take(options, 60));
+        let kinematic = SolveOptions {
+            include_motions: true,
+            ..options
+        };
+        assert!(!may_take(kinematic, 600));
+    }
+}
