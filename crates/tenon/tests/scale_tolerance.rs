@@ -93,6 +93,30 @@ fn straight_open_chains_take_one_newton_iteration() {
     }
 }
 
+/// Straight ladders (closed cells: shifts refused) converge in two Newton iterations
+/// whatever their length: when a chord stalls, stiff chords (the same Jacobian, turns
+/// weighed 300 times more: `newton::stiff`) close what the step's curvature left, where
+/// 1,000 parts took 3 iterations and 10,000 took 6. The joints hold to the stated
+/// tolerance all the same.
+#[test]
+fn straight_ladders_take_two_newton_iterations() {
+    for (what, text) in [
+        (
+            "ladder of 1,000 parts",
+            scale::ladder(333, 100.0, [0.0, 0.0]),
+        ),
+        (
+            "ladder of 3,000 parts 1e5 off",
+            scale::ladder(1000, 100.0, [1e5, 1e5]),
+        ),
+    ] {
+        let m = solves_and_holds(&text, what);
+        let report = m.report().unwrap();
+        let most = report.clusters.iter().map(|c| c.iterations).max();
+        assert_eq!(most, Some(2), "{what}");
+    }
+}
+
 /// Where translations alone do not reach what a step left (a chain coiled in space, a
 /// ladder's closed cells), the first shift falls short and is refused: these keep the
 /// Newton steps they took without shifts (a shift kept there had left the coiled
