@@ -604,7 +604,7 @@ fn solve_piece_in(
                     .ok()
                     .and_then(|f| f.regularized(0.0, residual / first.max(1e-300)).ok());
                 if let Some(stiff_steps) = stiff_steps {
-                    let before_stiff = (local.to_vec(), params.clone());
+                    let before_stiff = (local.to_vec(), params.clone(), norm);
                     for round in 0..stiff::MAX_STIFF_CHORDS {
                         if excess_of(&rows, out.residuals(), &row_tol) <= shift::POLISH_EXCESS {
                             break;
@@ -628,12 +628,10 @@ fn solve_piece_in(
                         }
                     }
                     let held = excess_of(&rows, out.residuals(), &row_tol) <= 1.0;
-                    let left = linear_left.unwrap_or(0.0);
-                    if !held && norm <= stiff::DISAGREEMENT * left {
-                        // Stalled where the linear model could not reach either: at the
-                        // equations' disagreement (a conflict), not at curvature. Undone:
-                        // the Newton steps find the least-squares pose.
-                        let (at, p) = before_stiff;
+                    let (at, p, start) = before_stiff;
+                    if !held && !stiff::kept(start, norm, linear_left.unwrap_or(0.0)) {
+                        // Too little gained, or stalled at the equations' disagreement:
+                        // undone, and the Newton steps go on from where they were.
                         local.copy_from_slice(&at);
                         *params = p;
                         cluster.evaluate_residuals(scratch, local, params, out)?;
