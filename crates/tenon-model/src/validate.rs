@@ -62,14 +62,19 @@ fn join(parent: &str, child: &str) -> String {
     }
 }
 
+/// Whether a key is written after a dot in a path (`a.key`), else in brackets as a JSON
+/// string (`a["two words"]`).
+pub(crate) fn is_plain_key(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+}
+
 /// `parent.key`, or `parent["key"]` for keys that are not plain identifiers (how the
 /// JSON paths of errors spell object keys).
 pub(crate) fn key_path(parent: &str, key: &str) -> String {
-    let plain = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
-    if plain {
+    if is_plain_key(key) {
         // Built by hand: readers form a path per object they enter, and `format!`
         // was a tenth of reading a large file.
         let mut path = String::with_capacity(parent.len() + 1 + key.len());

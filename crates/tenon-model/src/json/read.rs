@@ -11,7 +11,7 @@
 use bumpalo::Bump;
 
 use super::value::{
-    array, collect_nested, describe, key_path, parse_strict, resolved, Json, Obj, Result,
+    array, collect_nested, describe, key_path, parse_strict, resolved, At, Json, Obj, Result,
 };
 use super::{FORMAT_NAME, FORMAT_VERSION};
 use crate::assembly::{
@@ -28,9 +28,9 @@ use crate::scalar::{
 };
 use crate::validate::Invalid;
 
-/// The problem an `Assembly` builder found, placed below `path`.
-fn placed(path: &str, e: Invalid) -> ModelError {
-    ModelError::at_path(e.path_below(path), e.message)
+/// The problem an `Assembly` builder found, placed below `at`.
+fn placed(at: At<'_>, e: Invalid) -> ModelError {
+    ModelError::at_path(e.path_below(&at.to_string()), e.message)
 }
 
 pub(super) fn read(text: &str) -> Result<Assembly> {
@@ -94,13 +94,13 @@ fn read_element<T>(
 
 /// A part object (as in a file's `parts`); errors name paths below `part`.
 pub(super) fn read_one_part(text: &str) -> Result<Part> {
-    read_element(text, |v, arena| read_part(v, "part", arena))
+    read_element(text, |v, arena| read_part(v, At::Root("part"), arena))
 }
 
 /// A joint object (as in a file's `joints`), its markers looked up in `assembly`;
 /// errors name paths below `joint`.
 pub(super) fn read_one_joint(text: &str, assembly: &Assembly) -> Result<Joint> {
-    read_element(text, |v, _| read_joint(v, "joint", assembly))
+    read_element(text, |v, _| read_joint(v, At::Root("joint"), assembly))
 }
 
 /// JSON text as a value (a key given twice is an error); a syntax error names the line
@@ -128,7 +128,7 @@ fn read_document(text: &str) -> Result<Assembly> {
     // The value tree lives in this arena (see `value::Json`), dropped with the reading.
     let arena = Bump::new();
     let root = parse(text, &arena)?;
-    let mut doc = Obj::new(&root, String::new())?;
+    let mut doc = Obj::new(&root, At::Root(""))?;
     let format = doc.req_str("format")?;
     if format != FORMAT_NAME {
         return Err(ModelError::at_path(
@@ -171,43 +171,44 @@ fn read_document(text: &str) -> Result<Assembly> {
     };
     assembly.reserve(count("parts"), count("joints"));
     if let Some(parts) = doc.get("parts") {
-        for (k, v) in array(parts, "parts")?.iter().enumerate() {
-            let path = format!("parts[{k}]");
-            let part = read_part(v, &path, &arena)?;
-            assembly
-                .add_part_checked(part)
-                .map_err(|e| placed(&path, e))?;
+        let list = At::Root("parts");
+        for (k, v) in array(parts, list)?.iter().enumerate() {
+            let at = list.index(k);
+            let part = read_part(v, at, &arena)?;
+            assembly.add_part_checked(part).map_err(|e| placed(at, e))?;
         }
     }
     if let Some(joints) = doc.get("joints") {
-        for (k, v) in array(joints, "joints")?.iter().enumerate() {
-            let path = format!("joints[{k}]");
-            let joint = read_joint(v, &path, &assembly)?;
+        let list = At::Root("joints");
+        for (k, v) in array(joints, list)?.iter().enumerate() {
+            let at = list.index(k);
+            let joint = read_joint(v, at, &assembly)?;
             assembly
                 .add_joint_checked(joint)
-                .map_err(|e| placed(&path, e))?;
+                .map_err(|e| placed(at, e))?;
         }
     }
     if let Some(motions) = doc.get("motions") {
-        for (k, v) in array(motions, "motions")?.iter().enumerate() {
-            let path = format!("motions[{k}]");
-            let motion = read_motion(v, &path, &assembly)?;
+        let list = At::Root("motions");
+        for (k, v) in array(motions, list)?.iter().enumerate() {
+            let at = list.index(k);
+            let motion = read_motion(v, at, &assembly)?;
             assembly
                 .add_motion_checked(motion)
-                .map_err(|(_, e)| placed(&path, e))?;
+                .map_err(|(_, e)| placed(at, e))?;
         }
     }
     if let Some(forces) = doc.get("forces") {
         let forces = read_forces(forces, &assembly)?;
         assembly
             .set_forces_checked(forces)
-            .map_err(|e| placed("forces", e))?;
+            .map_err(|e| placed(At::Root("forces"), e))?;
     }
     if let Some(sim) = doc.get("simulation") {
         let sim = read_simulation(sim)?;
         assembly
             .set_simulation_checked(Some(sim))
-            .map_err(|e| placed("simulation", e))?;
+            .map_err(|e| placed(At::Root("simulation"), e))?;
     }
     if let Some(v) = doc.get("tolerance") {
         let tolerance = v.as_f64().ok_or_else(|| {
@@ -218,7 +219,7 @@ fn read_document(text: &str) -> Result<Assembly> {
         })?;
         assembly
             .set_tolerance_checked(Some(tolerance))
-            .map_err(|e| placed("tolerance", e))?;
+            .map_err(|e| placed(At::Root("tolerance"), e))?;
     }
     let extra = doc.extra();
     doc.finish()?;
@@ -227,7 +228,7 @@ fn read_document(text: &str) -> Result<Assembly> {
 }
 
 fn read_units(v: &Json<'_>) -> Result<Units> {
-    let mut o = Obj::new(v, "units".into())?;
+    let mut o = Obj::new(v, At::Root("units"))?;
     fn pick<T: Copy>(o: &mut Obj<'_, '_>, key: &str, table: &[(&str, T)], default: T) -> Result<T> {
         match o.opt_str(key)? {
             None => Ok(default),
@@ -265,15 +266,15 @@ fn read_parameters<'a>(v: &Json<'a>, arena: &'a Bump) -> Result<Vec<Parameter>> 
         .map(|(name, value)| {
             Ok(Parameter {
                 name: name.to_string(),
-                value: scalar_syntax(&resolved(value, arena)?, &key_path("parameters", name))?,
+                value: scalar_syntax(&resolved(value, arena)?, At::Root("parameters").key(name))?,
             })
         })
         .collect()
 }
 
 /// A NUMBER as written (syntax only: a number, or a string that parses).
-fn scalar_syntax(v: &Json<'_>, path: &str) -> Result<Scalar> {
-    scalar_or_message(v).map_err(|message| ModelError::at_path(path, message))
+fn scalar_syntax(v: &Json<'_>, at: At<'_>) -> Result<Scalar> {
+    scalar_or_message(v).map_err(|message| ModelError::at_path(at, message))
 }
 
 /// [`scalar_syntax`] with the error's message alone (its place is formatted by the
@@ -296,24 +297,24 @@ fn scalar_or_message(v: &Json<'_>) -> std::result::Result<Scalar, String> {
     }
 }
 
-fn vector<const N: usize>(v: &Json<'_>, path: &str) -> Result<[Scalar; N]> {
-    let items = array(v, path)?;
+fn vector<const N: usize>(v: &Json<'_>, at: At<'_>) -> Result<[Scalar; N]> {
+    let items = array(v, at)?;
     if items.len() != N {
         return Err(ModelError::at_path(
-            path,
+            at,
             format!("expected {N} numbers, found {}", items.len()),
         ));
     }
     let mut out: [Scalar; N] = std::array::from_fn(|_| Scalar::Number(0.0));
     for (k, (o, item)) in out.iter_mut().zip(items).enumerate() {
-        *o = scalar_or_message(item)
-            .map_err(|message| ModelError::at_path(format!("{path}[{k}]"), message))?;
+        *o =
+            scalar_or_message(item).map_err(|message| ModelError::at_path(at.index(k), message))?;
     }
     Ok(out)
 }
 
-fn read_placement(v: &Json<'_>, path: &str) -> Result<Placement> {
-    let mut o = Obj::new(v, path.to_string())?;
+fn read_placement(v: &Json<'_>, at: At<'_>) -> Result<Placement> {
+    let mut o = Obj::new(v, at)?;
     let placement = placement_fields(&mut o)?;
     o.finish()?;
     Ok(placement)
@@ -322,18 +323,18 @@ fn read_placement(v: &Json<'_>, path: &str) -> Result<Placement> {
 /// Reads `position` and `rotation` from an object (which may hold other keys).
 fn placement_fields(o: &mut Obj<'_, '_>) -> Result<Placement> {
     let position = match o.get("position") {
-        Some(v) => vector::<3>(v, &o.at("position"))?,
+        Some(v) => vector::<3>(v, o.at("position"))?,
         None => Placement::default().position,
     };
     let rotation = match o.get("rotation") {
         None => Rotation::Identity,
-        Some(v) => rotation(v, &o.at("rotation"))?,
+        Some(v) => rotation(v, o.at("rotation"))?,
     };
     Ok(Placement { position, rotation })
 }
 
-fn rotation(v: &Json<'_>, path: &str) -> Result<Rotation> {
-    let mut o = Obj::new(v, path.to_string())?;
+fn rotation(v: &Json<'_>, at: At<'_>) -> Result<Rotation> {
+    let mut o = Obj::new(v, at)?;
     let forms = ["quaternion", "axis", "matrix"];
     let given: Vec<&str> = forms
         .iter()
@@ -343,15 +344,15 @@ fn rotation(v: &Json<'_>, path: &str) -> Result<Rotation> {
     let rotation =
         match given.as_slice() {
             ["quaternion"] => {
-                Rotation::Quaternion(vector::<4>(o.req("quaternion")?, &o.at("quaternion"))?)
+                Rotation::Quaternion(vector::<4>(o.req("quaternion")?, o.at("quaternion"))?)
             }
             ["axis"] => {
-                let axis = vector::<3>(o.req("axis")?, &o.at("axis"))?;
-                let angle = scalar_syntax(o.req("angle")?, &o.at("angle"))?;
+                let axis = vector::<3>(o.req("axis")?, o.at("axis"))?;
+                let angle = scalar_syntax(o.req("angle")?, o.at("angle"))?;
                 Rotation::AxisAngle { axis, angle }
             }
             ["matrix"] => {
-                let rows = array(o.req("matrix")?, &o.at("matrix"))?;
+                let rows = array(o.req("matrix")?, o.at("matrix"))?;
                 if rows.len() != 3 {
                     return Err(ModelError::at_path(
                         o.at("matrix"),
@@ -361,17 +362,17 @@ fn rotation(v: &Json<'_>, path: &str) -> Result<Rotation> {
                 let mut m: [[Scalar; 3]; 3] =
                     std::array::from_fn(|_| std::array::from_fn(|_| Scalar::Number(0.0)));
                 for (k, (row, v)) in m.iter_mut().zip(rows).enumerate() {
-                    *row = vector::<3>(v, &format!("{}[{k}]", o.at("matrix")))?;
+                    *row = vector::<3>(v, o.at("matrix").index(k))?;
                 }
                 Rotation::Matrix(m)
             }
             [] => return Err(ModelError::at_path(
-                path,
+                at,
                 "a rotation needs one of \"quaternion\", \"axis\" with \"angle\", or \"matrix\"",
             )),
             _ => {
                 return Err(ModelError::at_path(
-                    path,
+                    at,
                     format!("a rotation takes one form, found {}", given.join(" and ")),
                 ))
             }
@@ -380,35 +381,32 @@ fn rotation(v: &Json<'_>, path: &str) -> Result<Rotation> {
     Ok(rotation)
 }
 
-fn read_part<'a>(v: &Json<'a>, path: &str, arena: &'a Bump) -> Result<Part> {
-    let mut o = Obj::new(v, path.to_string())?;
+fn read_part<'a>(v: &Json<'a>, at: At<'_>, arena: &'a Bump) -> Result<Part> {
+    let mut o = Obj::new(v, at)?;
     let id = o.req_str("id")?.to_string();
     let grounded = o.opt_bool("grounded")?;
     let placement = match o.get("placement") {
-        Some(v) => read_placement(v, &o.at("placement"))?,
+        Some(v) => read_placement(v, o.at("placement"))?,
         None => Placement::default(),
     };
     let mut markers = Vec::new();
     if let Some(m) = o.get("markers") {
         let mpath = o.at("markers");
         let map = m.as_object().ok_or_else(|| {
-            ModelError::at_path(&mpath, format!("expected an object, found {}", describe(m)))
+            ModelError::at_path(mpath, format!("expected an object, found {}", describe(m)))
         })?;
         markers.reserve_exact(map.len());
         for (name, mv) in map.iter() {
             let mv = resolved(mv, arena)?;
-            markers.push((
-                name.to_string(),
-                read_placement(&mv, &key_path(&mpath, name))?,
-            ));
+            markers.push((name.to_string(), read_placement(&mv, mpath.key(name))?));
         }
     }
     let mass = match o.get("mass") {
-        Some(v) => Some(read_mass(v, &o.at("mass"))?),
+        Some(v) => Some(read_mass(v, o.at("mass"))?),
         None => None,
     };
     let velocity = match o.get("velocity") {
-        Some(v) => Some(read_velocity(v, &o.at("velocity"))?),
+        Some(v) => Some(read_velocity(v, o.at("velocity"))?),
         None => None,
     };
     let extra = o.extra();
@@ -424,40 +422,41 @@ fn read_part<'a>(v: &Json<'a>, path: &str, arena: &'a Bump) -> Result<Part> {
     })
 }
 
-fn read_velocity(v: &Json<'_>, path: &str) -> Result<PartVelocity> {
-    let mut o = Obj::new(v, path.to_string())?;
+fn read_velocity(v: &Json<'_>, at: At<'_>) -> Result<PartVelocity> {
+    let mut o = Obj::new(v, at)?;
     let zero = || std::array::from_fn(|_| Scalar::Number(0.0));
     let linear = match o.get("linear") {
-        Some(v) => vector::<3>(v, &o.at("linear"))?,
+        Some(v) => vector::<3>(v, o.at("linear"))?,
         None => zero(),
     };
     let angular = match o.get("angular") {
-        Some(v) => vector::<3>(v, &o.at("angular"))?,
+        Some(v) => vector::<3>(v, o.at("angular"))?,
         None => zero(),
     };
     o.finish()?;
     Ok(PartVelocity { linear, angular })
 }
 
-fn read_mass(v: &Json<'_>, path: &str) -> Result<Mass> {
-    let mut o = Obj::new(v, path.to_string())?;
-    let mass = scalar_syntax(o.req("mass")?, &o.at("mass"))?;
+fn read_mass(v: &Json<'_>, at: At<'_>) -> Result<Mass> {
+    let mut o = Obj::new(v, at)?;
+    let mass = scalar_syntax(o.req("mass")?, o.at("mass"))?;
     let center_of_mass = match o.get("center_of_mass") {
-        Some(v) => vector::<3>(v, &o.at("center_of_mass"))?,
+        Some(v) => vector::<3>(v, o.at("center_of_mass"))?,
         None => Placement::default().position,
     };
+    let inertia_value = o.req("inertia")?;
     let ipath = o.at("inertia");
-    let rows = array(o.req("inertia")?, &ipath)?;
+    let rows = array(inertia_value, ipath)?;
     if rows.len() != 3 {
         return Err(ModelError::at_path(
-            &ipath,
+            ipath,
             format!("expected 3 rows, found {}", rows.len()),
         ));
     }
     let mut inertia: [[Scalar; 3]; 3] =
         std::array::from_fn(|_| std::array::from_fn(|_| Scalar::Number(0.0)));
     for (r, (row, v)) in inertia.iter_mut().zip(rows).enumerate() {
-        *row = vector::<3>(v, &format!("{ipath}[{r}]"))?;
+        *row = vector::<3>(v, ipath.index(r))?;
     }
     o.finish()?;
     Ok(Mass {
@@ -467,8 +466,8 @@ fn read_mass(v: &Json<'_>, path: &str) -> Result<Mass> {
     })
 }
 
-fn read_marker_ref(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<MarkerRef> {
-    let mut o = Obj::new(v, path.to_string())?;
+fn read_marker_ref(v: &Json<'_>, at: At<'_>, assembly: &Assembly) -> Result<MarkerRef> {
+    let mut o = Obj::new(v, at)?;
     let part_id = o.req_str("part")?;
     let part_key = assembly
         .part_by_id(part_id)
@@ -477,7 +476,7 @@ fn read_marker_ref(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<Mark
         Some(Json::String(name)) => {
             if o.map.contains_key("position") || o.map.contains_key("rotation") {
                 return Err(ModelError::at_path(
-                    path,
+                    at,
                     "give either \"marker\" or an inline \"position\"/\"rotation\", not both",
                 ));
             }
@@ -498,8 +497,8 @@ fn read_marker_ref(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<Mark
     })
 }
 
-fn read_joint(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<Joint> {
-    let mut o = Obj::new(v, path.to_string())?;
+fn read_joint(v: &Json<'_>, at: At<'_>, assembly: &Assembly) -> Result<Joint> {
+    let mut o = Obj::new(v, at)?;
     let id = o.req_str("id")?.to_string();
     let type_name = o.req_str("type")?;
     let joint_type = JointType::from_name(type_name).ok_or_else(|| {
@@ -512,13 +511,13 @@ fn read_joint(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<Joint> {
             ),
         )
     })?;
-    let i = read_marker_ref(o.req("i")?, &o.at("i"), assembly)?;
-    let j = read_marker_ref(o.req("j")?, &o.at("j"), assembly)?;
+    let i = read_marker_ref(o.req("i")?, o.at("i"), assembly)?;
+    let j = read_marker_ref(o.req("j")?, o.at("j"), assembly)?;
     let suppressed = o.opt_bool("suppressed")?;
     let mut fields = Vec::new();
     for field in Field::ALL {
         if let Some(v) = o.get(field.key()) {
-            fields.push((field, scalar_syntax(v, &o.at(field.key()))?));
+            fields.push((field, scalar_syntax(v, o.at(field.key()))?));
         }
     }
     // A cam's profile is `profile` (on marker j); a curve contact names both sides.
@@ -526,7 +525,7 @@ fn read_joint(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<Joint> {
     let mut profiles: Vec<(&str, CamProfile)> = Vec::new();
     for key in ["profile", "profile_i", "profile_j"] {
         if let Some(v) = o.get(key) {
-            profiles.push((key, read_profile(v, &o.at(key))?));
+            profiles.push((key, read_profile(v, o.at(key))?));
         }
     }
     let mut profile = None;
@@ -552,23 +551,23 @@ fn read_joint(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<Joint> {
         }
     }
     let limits = match o.get("limits") {
-        Some(v) => read_limits(v, &o.at("limits"))?,
+        Some(v) => read_limits(v, o.at("limits"))?,
         None => Limits::default(),
     };
     let rate = match o.get("rate") {
-        Some(v) => read_rate(v, &o.at("rate"))?,
+        Some(v) => read_rate(v, o.at("rate"))?,
         None => JointRate::default(),
     };
     let residuals = match o.get("residuals") {
         Some(v) => {
-            let at = o.at("residuals");
-            array(v, &at)?
+            let rpath = o.at("residuals");
+            array(v, rpath)?
                 .iter()
                 .enumerate()
                 .map(|(k, r)| {
                     r.as_str().map(str::to_string).ok_or_else(|| {
                         ModelError::at_path(
-                            format!("{at}[{k}]"),
+                            rpath.index(k),
                             format!("expected an expression string, found {}", describe(r)),
                         )
                     })
@@ -578,7 +577,7 @@ fn read_joint(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<Joint> {
         None => Vec::new(),
     };
     let compliance = match o.get("compliance") {
-        Some(v) => Some(scalar_syntax(v, &o.at("compliance"))?),
+        Some(v) => Some(scalar_syntax(v, o.at("compliance"))?),
         None => None,
     };
     let extra = o.extra();
@@ -600,57 +599,57 @@ fn read_joint(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<Joint> {
     })
 }
 
-fn read_rate(v: &Json<'_>, path: &str) -> Result<JointRate> {
-    let mut o = Obj::new(v, path.to_string())?;
+fn read_rate(v: &Json<'_>, at: At<'_>) -> Result<JointRate> {
+    let mut o = Obj::new(v, at)?;
     let mut rate = JointRate::default();
     if let Some(v) = o.get("angle") {
-        rate.angle = Some(scalar_syntax(v, &o.at("angle"))?);
+        rate.angle = Some(scalar_syntax(v, o.at("angle"))?);
     }
     if let Some(v) = o.get("distance") {
-        rate.distance = Some(scalar_syntax(v, &o.at("distance"))?);
+        rate.distance = Some(scalar_syntax(v, o.at("distance"))?);
     }
     o.finish()?;
     Ok(rate)
 }
 
-fn read_profile(v: &Json<'_>, path: &str) -> Result<CamProfile> {
-    let mut o = Obj::new(v, path.to_string())?;
+fn read_profile(v: &Json<'_>, at: At<'_>) -> Result<CamProfile> {
+    let mut o = Obj::new(v, at)?;
     let profile = if let Some(c) = o.get("circle") {
         let mut circle = Obj::new(c, o.at("circle"))?;
-        let radius = scalar_syntax(circle.req("radius")?, &circle.at("radius"))?;
+        let radius = scalar_syntax(circle.req("radius")?, circle.at("radius"))?;
         circle.finish()?;
         CamProfile::Circle { radius }
     } else if let Some(p) = o.get("polar") {
         let ppath = o.at("polar");
-        let items = array(p, &ppath)?;
+        let items = array(p, ppath)?;
         let radii = items
             .iter()
             .enumerate()
-            .map(|(k, item)| scalar_syntax(item, &format!("{ppath}[{k}]")))
+            .map(|(k, item)| scalar_syntax(item, ppath.index(k)))
             .collect::<Result<Vec<_>>>()?;
         CamProfile::Polar(radii)
     } else if let Some(p) = o.get("points") {
         let ppath = o.at("points");
-        let items = array(p, &ppath)?;
+        let items = array(p, ppath)?;
         let mut points = Vec::with_capacity(items.len());
         for (k, item) in items.iter().enumerate() {
-            let ipath = format!("{ppath}[{k}]");
-            let xy = array(item, &ipath)?;
+            let ipath = ppath.index(k);
+            let xy = array(item, ipath)?;
             let [x, y] = xy else {
                 return Err(ModelError::at_path(
-                    &ipath,
+                    ipath,
                     format!("a profile point is [x, y], found {} numbers", xy.len()),
                 ));
             };
             points.push([
-                scalar_syntax(x, &format!("{ipath}[0]"))?,
-                scalar_syntax(y, &format!("{ipath}[1]"))?,
+                scalar_syntax(x, ipath.index(0))?,
+                scalar_syntax(y, ipath.index(1))?,
             ]);
         }
         CamProfile::Points(points)
     } else {
         return Err(ModelError::at_path(
-            path,
+            at,
             "a profile is {\"circle\": {\"radius\": R}}, {\"polar\": [r0, r1, ...]} or \
              {\"points\": [[x0, y0], [x1, y1], ...]}",
         ));
@@ -659,25 +658,25 @@ fn read_profile(v: &Json<'_>, path: &str) -> Result<CamProfile> {
     Ok(profile)
 }
 
-fn read_limits(v: &Json<'_>, path: &str) -> Result<Limits> {
-    let mut o = Obj::new(v, path.to_string())?;
+fn read_limits(v: &Json<'_>, at: At<'_>) -> Result<Limits> {
+    let mut o = Obj::new(v, at)?;
     let mut limits = Limits::default();
     for field in [Field::Angle, Field::Distance] {
         let Some(range) = o.get(field.key()) else {
             continue;
         };
         let rpath = o.at(field.key());
-        let items = array(range, &rpath)?;
+        let items = array(range, rpath)?;
         if items.len() != 2 {
             return Err(ModelError::at_path(
-                &rpath,
+                rpath,
                 format!("expected [min, max], found {} values", items.len()),
             ));
         }
         let mut sides = [None, None];
         for (k, (side, item)) in sides.iter_mut().zip(items).enumerate() {
             if !item.is_null() {
-                *side = Some(scalar_syntax(item, &format!("{rpath}[{k}]"))?);
+                *side = Some(scalar_syntax(item, rpath.index(k))?);
             }
         }
         let [min, max] = sides;
@@ -691,8 +690,8 @@ fn read_limits(v: &Json<'_>, path: &str) -> Result<Limits> {
     Ok(limits)
 }
 
-fn read_motion(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<Motion> {
-    let mut o = Obj::new(v, path.to_string())?;
+fn read_motion(v: &Json<'_>, at: At<'_>, assembly: &Assembly) -> Result<Motion> {
+    let mut o = Obj::new(v, at)?;
     let joint_id = o.req_str("joint")?;
     let joint = assembly.joint_by_id(joint_id).ok_or_else(|| {
         ModelError::at_path(o.at("joint"), format!("no joint has id '{joint_id}'"))
@@ -702,18 +701,18 @@ fn read_motion(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<Motion> 
         (None, Some(v)) => (Coordinate::Distance, (v, o.at("distance"))),
         (None, None) => {
             return Err(ModelError::at_path(
-                path,
+                at,
                 "a motion needs \"angle\" or \"distance\"",
             ))
         }
         (Some(_), Some(_)) => {
             return Err(ModelError::at_path(
-                path,
+                at,
                 "a motion drives one coordinate: \"angle\" or \"distance\", not both",
             ))
         }
     };
-    let value = scalar_syntax(value.0, &value.1)?;
+    let value = scalar_syntax(value.0, value.1)?;
     o.finish()?;
     Ok(Motion {
         joint,
@@ -723,23 +722,22 @@ fn read_motion(v: &Json<'_>, path: &str, assembly: &Assembly) -> Result<Motion> 
 }
 
 fn read_forces(v: &Json<'_>, assembly: &Assembly) -> Result<Forces> {
-    let mut o = Obj::new(v, "forces".into())?;
+    let mut o = Obj::new(v, At::Root("forces"))?;
     let mut forces = Forces::default();
     if let Some(g) = o.get("gravity") {
-        forces.gravity = Some(vector::<3>(g, &o.at("gravity"))?);
+        forces.gravity = Some(vector::<3>(g, o.at("gravity"))?);
     }
     if let Some(springs) = o.get("springs") {
         let spath = o.at("springs");
-        for (k, s) in array(springs, &spath)?.iter().enumerate() {
-            let path = format!("{spath}[{k}]");
-            let mut so = Obj::new(s, path.clone())?;
+        for (k, s) in array(springs, spath)?.iter().enumerate() {
+            let mut so = Obj::new(s, spath.index(k))?;
             let id = so.req_str("id")?.to_string();
-            let i = read_marker_ref(so.req("i")?, &so.at("i"), assembly)?;
-            let j = read_marker_ref(so.req("j")?, &so.at("j"), assembly)?;
-            let stiffness = scalar_syntax(so.req("stiffness")?, &so.at("stiffness"))?;
-            let rest_length = scalar_syntax(so.req("rest_length")?, &so.at("rest_length"))?;
+            let i = read_marker_ref(so.req("i")?, so.at("i"), assembly)?;
+            let j = read_marker_ref(so.req("j")?, so.at("j"), assembly)?;
+            let stiffness = scalar_syntax(so.req("stiffness")?, so.at("stiffness"))?;
+            let rest_length = scalar_syntax(so.req("rest_length")?, so.at("rest_length"))?;
             let damping = match so.get("damping") {
-                Some(d) => scalar_syntax(d, &so.at("damping"))?,
+                Some(d) => scalar_syntax(d, so.at("damping"))?,
                 None => Scalar::Number(0.0),
             };
             so.finish()?;
@@ -755,23 +753,23 @@ fn read_forces(v: &Json<'_>, assembly: &Assembly) -> Result<Forces> {
     }
     if let Some(loads) = o.get("loads") {
         let lpath = o.at("loads");
-        for (k, l) in array(loads, &lpath)?.iter().enumerate() {
-            let mut lo = Obj::new(l, format!("{lpath}[{k}]"))?;
+        for (k, l) in array(loads, lpath)?.iter().enumerate() {
+            let mut lo = Obj::new(l, lpath.index(k))?;
             let part_id = lo.req_str("part")?;
             let part = assembly.part_by_id(part_id).ok_or_else(|| {
                 ModelError::at_path(lo.at("part"), format!("no part has id '{part_id}'"))
             })?;
             let zero = || Placement::default().position;
             let force = match lo.get("force") {
-                Some(f) => vector::<3>(f, &lo.at("force"))?,
+                Some(f) => vector::<3>(f, lo.at("force"))?,
                 None => zero(),
             };
             let torque = match lo.get("torque") {
-                Some(t) => vector::<3>(t, &lo.at("torque"))?,
+                Some(t) => vector::<3>(t, lo.at("torque"))?,
                 None => zero(),
             };
             let at = match lo.get("at") {
-                Some(a) => Some(vector::<3>(a, &lo.at("at"))?),
+                Some(a) => Some(vector::<3>(a, lo.at("at"))?),
                 None => None,
             };
             lo.finish()?;
@@ -788,12 +786,12 @@ fn read_forces(v: &Json<'_>, assembly: &Assembly) -> Result<Forces> {
 }
 
 fn read_simulation(v: &Json<'_>) -> Result<Simulation> {
-    let mut o = Obj::new(v, "simulation".into())?;
-    let end = scalar_syntax(o.req("end")?, &o.at("end"))?;
-    let step = scalar_syntax(o.req("step")?, &o.at("step"))?;
+    let mut o = Obj::new(v, At::Root("simulation"))?;
+    let end = scalar_syntax(o.req("end")?, o.at("end"))?;
+    let step = scalar_syntax(o.req("step")?, o.at("step"))?;
     let optional = |o: &mut Obj<'_, '_>, key: &str| -> Result<Option<Scalar>> {
         match o.get(key) {
-            Some(s) => Ok(Some(scalar_syntax(s, &o.at(key))?)),
+            Some(s) => Ok(Some(scalar_syntax(s, o.at(key))?)),
             None => Ok(None),
         }
     };
@@ -819,8 +817,8 @@ fn read_simulation(v: &Json<'_>) -> Result<Simulation> {
     let baumgarte = match o.get("baumgarte") {
         Some(v) => {
             let mut b = Obj::new(v, o.at("baumgarte"))?;
-            let alpha = scalar_syntax(b.req("alpha")?, &b.at("alpha"))?;
-            let beta = scalar_syntax(b.req("beta")?, &b.at("beta"))?;
+            let alpha = scalar_syntax(b.req("alpha")?, b.at("alpha"))?;
+            let beta = scalar_syntax(b.req("beta")?, b.at("beta"))?;
             b.finish()?;
             Some([alpha, beta])
         }
