@@ -517,11 +517,13 @@ fn solve_piece_in(
         // Newton step then four chord steps (1.7e-2, 4.6e-3, 2.8e-5, 1.6e-7, 9.2e-10,
         // 5.3e-12), where Newton alone took three steps.
         if accepted && alpha >= 1.0 {
-            // What the full step left, and what its linear model left (only where stiff
-            // chords may follow: it costs a product with `A`).
+            // What the full step left, and the residual it solved (only where stiff
+            // chords may follow: what its linear model left is worked out from it, a
+            // product with `A`, only if the chords stall early).
             let after_step = norm;
             let stiff_may = !stiff_refused && stiff::may_take(options, piece.cols.len());
-            let linear_left = stiff_may.then(|| linalg::norm(&steps.residual_of(&r, &dy)));
+            let step_residual = stiff_may.then(|| r.clone());
+            let mut linear_left = None;
             // What the linear model leaves: an inconsistent part (a conflict) or nearly
             // nothing (what the step left is then its curvature).
             let wanted = !shift_refused
@@ -530,7 +532,7 @@ fn solve_piece_in(
                     piece.cols.len(),
                     (norm0, norm),
                     excess_of(&rows, out.residuals(), &row_tol),
-                    || linear_left.unwrap_or_else(|| linalg::norm(&steps.residual_of(&r, &dy))),
+                    || linalg::norm(&steps.residual_of(&r, &dy)),
                 );
             let factored = wanted
                 .then(|| {
@@ -590,8 +592,13 @@ fn solve_piece_in(
                     break;
                 }
             }
-            let stiff_wanted =
-                short && linear_left.is_some_and(|left| stiff::wanted(after_step, left));
+            let stiff_wanted = short
+                && stiff::chords_short(after_step, norm)
+                && step_residual.as_ref().is_some_and(|step_r| {
+                    let left = linalg::norm(&steps.residual_of(step_r, &dy));
+                    linear_left = Some(left);
+                    stiff::wanted(after_step, norm, left)
+                });
             if stiff_wanted {
                 cluster.evaluate_residuals(scratch, local, params, out)?;
                 values = true;

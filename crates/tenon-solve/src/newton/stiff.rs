@@ -22,7 +22,8 @@
 //! Gates, as for the shifts: pieces of [`STIFF_COLUMNS`] tangent columns or more, never
 //! in kinematic runs, only after a full step on consistent equations (the linear model
 //! left at most [`STIFF_LINEAR`] of what the step left: a conflict's least-squares
-//! compromise is left to the Newton steps); a first stiff chord that does not cut the
+//! compromise is left to the Newton steps), where the ordinary chords stalled having cut
+//! what the step left less than [`CHORDS_SHORT`] times; a first stiff chord that does not cut the
 //! residual [`STIFF_CUT`] times ends them for the rest of the solve. Stiff chords that
 //! end above the tolerance having gained little (see [`STIFF_TOTAL_CUT`]), or stalled
 //! at the equations' disagreement (see [`DISAGREEMENT`]), are undone, and end them too.
@@ -44,6 +45,14 @@ const STIFF_COLUMNS: usize = 240;
 /// Stiff chords are taken only where the linear model's own residual `|r - A dy|` was
 /// at most this fraction of what the full step left.
 const STIFF_LINEAR: f64 = 1e-2;
+
+/// Stiff chords follow only chords that stalled having cut what the full step left less
+/// than this many times: that is the ladder's trouble (the straight ladders' chords cut
+/// it 6 times, at 1,000 and 10,000 parts). Where the chords cut it more (coiled chains
+/// and ladders of 100 to 1,000 parts: 55 to 220 times) the next Newton step converges
+/// anyway, and stiff chords there gained nothing and were undone: their factorization
+/// made the 100-part benchmark chain's solve 25% slower.
+const CHORDS_SHORT: f64 = 20.0;
 
 /// A stiff chord is kept only where it cuts the residual's norm this many times.
 pub(super) const STIFF_CUT: f64 = 2.0;
@@ -80,10 +89,16 @@ pub(super) fn may_take(options: SolveOptions, columns: usize) -> bool {
 }
 
 /// Whether a piece that may take them (see [`may_take`]), whose last chord fell short,
-/// takes stiff chords: `after` is the residual's norm the full step left, `linear_left`
-/// what its linear model left.
-pub(super) fn wanted(after: f64, linear_left: f64) -> bool {
-    linear_left <= STIFF_LINEAR * after
+/// takes stiff chords: `after` is the residual's norm the full step left, `chords_end`
+/// where its chords stalled, `linear_left` what the step's linear model left.
+pub(super) fn wanted(after: f64, chords_end: f64, linear_left: f64) -> bool {
+    linear_left <= STIFF_LINEAR * after && chords_short(after, chords_end)
+}
+
+/// Whether chords that took the residual's norm from `after` (what the full step left)
+/// to `chords_end` stalled early enough for stiff chords (see [`CHORDS_SHORT`]).
+pub(super) fn chords_short(after: f64, chords_end: f64) -> bool {
+    chords_end * CHORDS_SHORT > after
 }
 
 /// The piece's column weights in the stiff metric: its rotation columns' `weight`
@@ -138,9 +153,14 @@ mod tests {
     fn gates() {
         let options = SolveOptions::default();
         assert!(may_take(options, 600));
-        assert!(wanted(1.0, 1e-3));
+        // The straight ladders (1,000 and 10,000 parts).
+        assert!(wanted(1.25, 0.207, 1.5e-4));
+        assert!(wanted(3.89, 0.668, 5.9e-4));
         // A conflict: the linear model leaves about what the step left.
-        assert!(!wanted(1.0, 0.9));
+        assert!(!wanted(1.0, 0.5, 0.9));
+        // Coiled chains and ladders of 100 to 1,000 parts: the chords cut 55 to 220 times.
+        assert!(!wanted(0.187, 1.7e-3, 3.3e-5));
+        assert!(!wanted(0.333, 6.0e-3, 2.8e-3));
         // A small piece.
         assert!(!may_take(options, 60));
         let kinematic = SolveOptions {
