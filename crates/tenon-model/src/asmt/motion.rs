@@ -320,13 +320,22 @@ fn linear(c: f64, terms: &[(f64, &str)]) -> String {
     }
 }
 
-/// Rotation about axis `axis` (0 x, 1 y, 2 z) by the angle expression `a`, as text.
+/// Rotation about axis `axis` (0 x, 1 y, 2 z) by the angle expression `a`, as text. A
+/// constant angle (the files' `0` for axes that do not turn) gives numbers, so that
+/// products with it stay numbers (see [`sym_mul`]).
 fn axis_rotation(axis: usize, a: &str) -> [[String; 3]; 3] {
-    let (c, s, ns) = (
-        format!("cos({a})"),
-        format!("sin({a})"),
-        format!("-sin({a})"),
-    );
+    let (c, s, ns) = match parse_number(a) {
+        Some(x) => (
+            format!("{:?}", x.cos()),
+            format!("{:?}", x.sin()),
+            format!("{:?}", -x.sin()),
+        ),
+        None => (
+            format!("cos({a})"),
+            format!("sin({a})"),
+            format!("-sin({a})"),
+        ),
+    };
     let (o, z) = ("1".to_string(), "0".to_string());
     match axis {
         0 => [
@@ -347,11 +356,25 @@ fn axis_rotation(axis: usize, a: &str) -> [[String; 3]; 3] {
     }
 }
 
-/// Product of two matrices of expression text (rows), simplifying 0 and 1 factors.
+/// Product of two matrices of expression text (rows), simplifying 0 and 1 factors. An
+/// entry whose factors are all numbers is a number (the sum of products in the order the
+/// text would add them), so a motion whose angles are constants has a numeric rotation.
 fn sym_mul(a: &[[String; 3]; 3], b: &[[String; 3]; 3]) -> [[String; 3]; 3] {
     let is = |x: &str, v: f64| parse_number(x) == Some(v);
     std::array::from_fn(|i| {
         std::array::from_fn(|j| {
+            let numbers: Option<Vec<(f64, f64)>> = (0..3)
+                .map(|k| Some((parse_number(&a[i][k])?, parse_number(&b[k][j])?)))
+                .collect();
+            if let Some(pairs) = numbers {
+                let sum = pairs
+                    .iter()
+                    .filter(|&&(x, y)| x != 0.0 && y != 0.0)
+                    .map(|&(x, y)| x * y)
+                    .reduce(|acc, p| acc + p)
+                    .unwrap_or(0.0);
+                return format!("{sum:?}");
+            }
             let terms: Vec<String> = (0..3)
                 .filter(|&k| !is(&a[i][k], 0.0) && !is(&b[k][j], 0.0))
                 .map(|k| match (is(&a[i][k], 1.0), is(&b[k][j], 1.0)) {
@@ -389,5 +412,67 @@ fn tenon_model_rotation(m: [[String; 3]; 3]) -> Rotation {
                 None => Scalar::Expr(e),
             })
         })),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{axis_rotation, sym_mul, tenon_model_rotation};
+    use crate::{Rotation, Scalar};
+
+    fn numbers(m: &[[String; 3]; 3]) -> Option<Vec<f64>> {
+        m.iter().flatten().map(|e| super::parse_number(e)).collect()
+    }
+
+    /// Constant angles (the files' `0` about axes that do not turn, and a quarter turn)
+    /// multiply to a numeric matrix: a motion that only slides has no rotation
+    /// expressions, and a constant quarter turn is a numeric quaternion.
+    #[test]
+    fn constant_angles_give_a_numeric_rotation() {
+        let start: [[String; 3]; 3] = std::array::from_fn(|i| {
+            std::array::from_fn(|j| f64::from(u8::from(i == j)).to_string())
+        });
+        let mut m = start.clone();
+        for axis in 0..3 {
+            m = sym_mul(&m, &axis_rotation(axis, "0.0"));
+        }
+        assert_eq!(
+            numbers(&m),
+            Some(vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0])
+        );
+        assert!(matches!(tenon_model_rotation(m), Rotation::Identity));
+
+        let quarter = format!("{:?}", std::f64::consts::FRAC_PI_2);
+        let m = sym_mul(&start, &axis_rotation(2, &quarter));
+        let v = numbers(&m).expect("numbers");
+        let expected = [0.0, -1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+        for (got, want) in v.iter().zip(expected) {
+            assert!((got - want).abs() < 1e-15, "{v:?}");
+        }
+        match tenon_model_rotation(m) {
+            Rotation::Quaternion(q) => {
+                let h = std::f64::consts::FRAC_1_SQRT_2;
+                let q: Vec<f64> = q.iter().filter_map(Scalar::as_number).collect();
+                let want = [h, 0.0, 0.0, h];
+                for (got, want) in q.iter().zip(want) {
+                    assert!((got - want).abs() < 1e-15, "{q:?}");
+                }
+            }
+            other => panic!("expected a quaternion, got {other:?}"),
+        }
+    }
+
+    /// An angle that varies in time stays an expression, with the constant factors
+    /// around it simplified away.
+    #[test]
+    fn a_moving_angle_stays_an_expression() {
+        let start: [[String; 3]; 3] = std::array::from_fn(|i| {
+            std::array::from_fn(|j| f64::from(u8::from(i == j)).to_string())
+        });
+        let m = sym_mul(&start, &axis_rotation(2, "t"));
+        assert_eq!(m[0][0], "(cos(t))");
+        assert_eq!(m[0][1], "(-sin(t))");
+        assert_eq!(m[2][2], "1.0");
+        assert!(matches!(tenon_model_rotation(m), Rotation::Matrix(_)));
     }
 }
