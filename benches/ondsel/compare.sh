@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Tenon against OndselSolver on the corpus, file by file, the two timed one right after
+# the other (a shared VM's speed drifts by a fifth within an hour: figures taken at
+# different times do not compare).
+#
+#   benches/ondsel/compare.sh ONDSEL_SOURCE_DIR [ROUNDS] [FILE.asmt...]
+#
+# Files default to ../shared/external/ondsel-asmt/*.asmt. Per round and file:
+# OndselSolver's fastest of 20 runs from the file to runPreDrag (benches/ondsel/run.sh,
+# which builds it once into target/ondsel), then Tenon's mean of 500 runs from the text
+# to the answer (the corpus_loop example, system allocator, as OndselSolver's). Prints
+# each file's best ratio over the rounds and the median over the files both solve
+# (OndselSolver "ok", Tenon converged in every run). FEATURES=mimalloc times Tenon with
+# the allocator of the command, the C library and the Python module.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+src="$1"; shift
+rounds="${1:-3}"; shift || true
+files=("$@")
+if [ ${#files[@]} -eq 0 ]; then files=(../shared/external/ondsel-asmt/*.asmt); fi
+cargo build -q --release -p tenon --example corpus_loop ${FEATURES:+--features "$FEATURES"}
+benches/ondsel/run.sh "$src" 1 "${files[0]}" > /dev/null
+tmp=$(mktemp)
+for r in $(seq "$rounds"); do
+  for f in "${files[@]}"; do
+    o=$(timeout 120 target/ondsel/bench_predrag 20 "$f" 2>&1 > /dev/null | grep -a "	" || true)
+    t=$(target/release/examples/corpus_loop "$f" 500 2>&1 | tail -1)
+    printf '%s\t%s\t%s\n' "$(basename "$f")" "$(echo "$o" | cut -f2,3)" "$t" >> "$tmp"
+  done
+done
+python3 - "$tmp" <<'PY'
+import re, statistics, sys
+best = {}
+for line in open(sys.argv[1]):
+    name, status, ond, tenon = (line.rstrip("\n").split("\t") + ["", "", "", ""])[:4]
+    m = re.search(r"(\d+) runs, (\d+) converged, ([\d.]+) us each", tenon)
+    if status != "ok" or not m or m.group(1) != m.group(2):
+        best.setdefault(name, None)
+        continue
+    ratio = float(ond) / float(m.group(3))
+    old = best.get(name)
+    if old is None or ratio > old[2]:
+        best[name] = (float(ond), float(m.group(3)), ratio)
+both = {k: v for k, v in best.items() if v}
+for k in sorted(both, key=lambda k: both[k][2]):
+    o, t, r = both[k]
+    print(f"| `{k}` | {o:.0f} | {t:.1f} | {r:.1f}x |")
+print(f"{len(both)} files both solve; median {statistics.median(v[2] for v in both.values()):.1f}x")
+PY
+rm -f "$tmp"
