@@ -154,7 +154,7 @@ const SHORT_DIGITS: usize = 15;
 /// `-?d+(.d*)?` with at most [`SHORT_DIGITS`] digits, no exponent: the files' `0.0`,
 /// `1.0`, `-0.1`, `0.62831853071796`. The digits as an integer are exact and so is ten
 /// to the number of decimals (at most 10^15), and one IEEE division of exact operands
-/// rounds correctly: the value is the one `str::parse` gives, at a tenth of its cost.
+/// rounds correctly: the value is the one `str::parse` gives, for fewer instructions.
 /// Anything else is `None` (the caller parses it in full).
 fn short_decimal(b: &[u8]) -> Option<f64> {
     const POW10: [f64; SHORT_DIGITS + 1] = [
