@@ -107,6 +107,22 @@ fn node_hash(node: &Node) -> u32 {
     ((h ^ (h >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32
 }
 
+/// The constant [`ExprGraph::pow`] folds `x ^ y` to: an integer exponent as `powi`, `0.5`
+/// as a square root, any other as `powf`.
+pub(crate) fn pow_value(x: f64, y: f64) -> f64 {
+    if y.fract() == 0.0 && y.abs() <= f64::from(MAX_POWI) {
+        match y as i32 {
+            0 => 1.0,
+            1 => x,
+            n => powi(x, n),
+        }
+    } else if y == 0.5 {
+        Unary::Sqrt.apply(x)
+    } else {
+        x.powf(y)
+    }
+}
+
 #[inline]
 pub(crate) fn var_bit(v: VarId) -> u64 {
     1u64 << (v.0 % 64)

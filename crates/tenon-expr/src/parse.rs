@@ -24,7 +24,7 @@
 //! (parentheses, prefix signs, powers) deeper than [`MAX_NESTING`] is refused.
 
 use crate::error::ParseError;
-use crate::graph::ExprGraph;
+use crate::graph::{pow_value, ExprGraph};
 use crate::node::{Binary, ExprId, Unary};
 
 /// Deepest nesting of parentheses, signs and powers accepted.
@@ -209,6 +209,67 @@ impl ParsedExpr {
                 }
             };
             done.push(id);
+        }
+        done.last()
+            .copied()
+            .ok_or_else(|| ParseError::new(1, "empty expression"))
+    }
+}
+
+impl ParsedExpr {
+    /// The expression's value when every name has one: what [`lower`](Self::lower)
+    /// would fold it to in a graph (every operand a constant, so each operation folds
+    /// as it is built), computed without a graph. `resolve` gives a name's value (or
+    /// `None`: the name is unknown, an error at its position).
+    ///
+    /// Architecture invariant: the same value to the bit as lowering with constant
+    /// leaves and reading the constant back (a test checks it); a parameter or a
+    /// constant motion is evaluated at every build, and a graph of its own cost a
+    /// dozen allocations each time.
+    pub fn evaluate(
+        &self,
+        options: ParseOptions,
+        resolve: &mut dyn FnMut(&str) -> Option<f64>,
+    ) -> Result<f64, ParseError> {
+        let (to_rad, from_rad) = match options.angle_unit {
+            AngleUnit::Degrees => (std::f64::consts::PI / 180.0, 180.0 / std::f64::consts::PI),
+            AngleUnit::Radians => (1.0, 1.0),
+        };
+        let mut done: Vec<f64> = Vec::with_capacity(self.items.len());
+        for item in &self.items {
+            let at = |k: &u32| done.get(*k as usize).copied().unwrap_or(0.0);
+            let value = match item {
+                Item::Number(x) => *x,
+                Item::Pi => std::f64::consts::PI,
+                Item::Name { name, column } => resolve(name)
+                    .ok_or_else(|| ParseError::new(*column, format!("unknown name '{name}'")))?,
+                Item::Neg(a) => -at(a),
+                Item::Binary(Binary::Pow, a, b) => pow_value(at(a), at(b)),
+                Item::Binary(op, a, b) => op.apply(at(a), at(b)),
+                Item::Call { func, args } => {
+                    let first = args.first().map_or(0.0, at);
+                    match func {
+                        Func::Unary(op @ (Unary::Sin | Unary::Cos | Unary::Tan)) => {
+                            op.apply(to_rad * first)
+                        }
+                        Func::Unary(op @ (Unary::Asin | Unary::Acos)) => from_rad * op.apply(first),
+                        Func::Unary(op) => op.apply(first),
+                        Func::Atan | Func::Atan2 => {
+                            let x = args.get(1).map_or(1.0, at);
+                            from_rad * Binary::Atan2.apply(first, x)
+                        }
+                        Func::Min | Func::Max => {
+                            let op = if *func == Func::Min {
+                                Binary::Min
+                            } else {
+                                Binary::Max
+                            };
+                            args.iter().skip(1).fold(first, |acc, x| op.apply(acc, at(x)))
+                        }
+                    }
+                }
+            };
+            done.push(value);
         }
         done.last()
             .copied()

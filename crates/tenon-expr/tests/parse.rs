@@ -251,3 +251,133 @@ fn parsing_shares_nodes_with_code_built_expressions() {
     let b = parse_into(&mut g, "5 + L * 2", RAD, &mut resolve).unwrap();
     assert_eq!(a, b);
 }
+
+/// A well-formed expression string over every operator and function, with numbers
+/// that take the folding rules' special paths (0, 1, 0.5, integers, large exponents).
+fn well_formed() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        Just("0".to_string()),
+        Just("1".to_string()),
+        Just("0.5".to_string()),
+        Just("2".to_string()),
+        Just("1100".to_string()),
+        Just("pi".to_string()),
+        Just("L".to_string()),
+        Just("t".to_string()),
+        (0u32..1000, 0u32..1000).prop_map(|(a, b)| format!("{a}.{b:03}")),
+        (1u32..40).prop_map(|k| format!("{k}e-3")),
+    ];
+    leaf.prop_recursive(4, 24, 3, |inner| {
+        let one = prop_oneof![
+            Just("-"),
+            Just("sqrt"),
+            Just("sin"),
+            Just("cos"),
+            Just("tan"),
+            Just("asin"),
+            Just("acos"),
+            Just("atan"),
+            Just("abs"),
+            Just("sign"),
+            Just("exp"),
+            Just("ln"),
+        ];
+        let two = prop_oneof![
+            Just("+"),
+            Just("-"),
+            Just("*"),
+            Just("/"),
+            Just("^"),
+            Just("atan2"),
+            Just("min"),
+            Just("max"),
+        ];
+        prop_oneof![
+            (one, inner.clone()).prop_map(|(f, a)| if f == "-" {
+                format!("-({a})")
+            } else {
+                format!("{f}({a})")
+            }),
+            (two, inner.clone(), inner.clone()).prop_map(|(f, a, b)| {
+                if f.len() == 1 {
+                    format!("({a}) {f} ({b})")
+                } else {
+                    format!("{f}({a}, {b})")
+                }
+            }),
+            (inner.clone(), inner.clone(), inner).prop_map(|(a, b, c)| format!("max({a}, {b}, {c})")),
+        ]
+    })
+}
+
+/// `text` lowered into a graph with `L` and `t` as constants, and the constant read
+/// back (every operation folds as it is built).
+fn folded(text: &str, options: ParseOptions) -> Result<f64, ParseError> {
+    let mut g = ExprGraph::new();
+    let e = parse_into(&mut g, text, options, &mut |name, g| match name {
+        "L" => Some(g.constant(200.0)),
+        "t" => Some(g.constant(0.25)),
+        _ => None,
+    })?;
+    Ok(g.as_const(e).unwrap_or(f64::NAN))
+}
+
+fn evaluated(text: &str, options: ParseOptions) -> Result<f64, ParseError> {
+    parse(text)?.evaluate(options, &mut |name| match name {
+        "L" => Some(200.0),
+        "t" => Some(0.25),
+        _ => None,
+    })
+}
+
+/// The same value to the bit, or NaN both.
+fn same(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+#[test]
+fn evaluating_gives_what_lowering_folds_to() {
+    for text in [
+        "2 * L + 5",
+        "L ^ 2",
+        "L ^ 0",
+        "L ^ 1",
+        "L ^ 0.5",
+        "L ^ 1.5",
+        "L ^ 2000",
+        "(-8) ^ (1/3)",
+        "0 * ln(0)",
+        "sin(30) + cos(60) * tan(45)",
+        "asin(0.5) - acos(0.5) + atan(1) + atan2(1, -1)",
+        "min(L, t, 3) - max(t, -L)",
+        "sign(-0) + sign(t) + abs(-L)",
+        "exp(t) * ln(L) / sqrt(L)",
+        "--t - +t",
+        "pi * L / 180",
+    ] {
+        for options in [DEG, RAD] {
+            let (a, b) = (folded(text, options), evaluated(text, options));
+            assert!(
+                matches!((&a, &b), (Ok(a), Ok(b)) if same(*a, *b)),
+                "{text}: folded {a:?}, evaluated {b:?}"
+            );
+        }
+    }
+    let unknown = evaluated("2 * width", DEG).unwrap_err();
+    assert_eq!(unknown, folded("2 * width", DEG).unwrap_err());
+    assert_eq!(unknown.column(), 5);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn evaluating_any_expression_gives_what_lowering_folds_to(text in well_formed()) {
+        for options in [DEG, RAD] {
+            match (folded(&text, options), evaluated(&text, options)) {
+                (Ok(a), Ok(b)) => prop_assert!(same(a, b), "{}: folded {}, evaluated {}", text, a, b),
+                (a, b) => prop_assert!(false, "{}: folded {:?}, evaluated {:?}", text, a, b),
+            }
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! parameter table that gives them values.
 
 use rustc_hash::FxHashMap;
-use tenon_expr::{AngleUnit as ExprAngleUnit, ExprGraph, ParseOptions, ParsedExpr};
+use tenon_expr::{AngleUnit as ExprAngleUnit, ParseOptions, ParsedExpr};
 
 /// A scalar as written: a plain number or an expression over parameters (and `t` in
 /// motions). Expressions keep their text, so writing a file gives it back unchanged.
@@ -345,19 +345,13 @@ impl ParameterValues {
     }
 
     fn eval_parsed(&self, parsed: &ParsedExpr, t: Option<f64>) -> Result<f64, EvalProblem> {
-        let mut g = ExprGraph::new();
-        let e = parsed
-            .lower(
-                &mut g,
-                self.angle.parse_options(),
-                &mut |name, g| match (name, t) {
-                    ("t", Some(t)) => Some(g.constant(t)),
-                    _ => self.values.get(name).map(|&v| g.constant(v)),
-                },
-            )
+        parsed
+            .evaluate(self.angle.parse_options(), &mut |name| match (name, t) {
+                ("t", Some(t)) => Some(t),
+                _ => self.values.get(name).copied(),
+            })
             .map_err(|e| EvalProblem {
                 message: e.to_string(),
-            })?;
-        Ok(g.as_const(e).unwrap_or(f64::NAN))
+            })
     }
 }

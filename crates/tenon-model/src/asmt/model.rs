@@ -605,19 +605,13 @@ pub(super) fn spring_coefficients(tension: &str) -> Option<(f64, f64, f64)> {
     let parsed =
         tenon_expr::parse(&tension.replace("vrIJ(self)", "v").replace("rIJ(self)", "r")).ok()?;
     let eval = |r: f64, v: f64| -> Option<f64> {
-        let mut g = tenon_expr::ExprGraph::new();
-        let e = parsed
-            .lower(
-                &mut g,
-                AngleUnit::Rad.parse_options(),
-                &mut |name, g| match name {
-                    "r" => Some(g.constant(r)),
-                    "v" => Some(g.constant(v)),
-                    _ => None,
-                },
-            )
-            .ok()?;
-        g.as_const(e)
+        parsed
+            .evaluate(AngleUnit::Rad.parse_options(), &mut |name| match name {
+                "r" => Some(r),
+                "v" => Some(v),
+                _ => None,
+            })
+            .ok()
     };
     let f00 = eval(0.0, 0.0)?;
     let k = eval(1.0, 0.0)? - f00;
