@@ -177,9 +177,12 @@ impl ExprGraph {
         }
         let rows = outputs.len();
         let groups = groups.filter(|g| g.len() == rows && !form.grouped);
+        let mut scratch = std::mem::take(&mut self.compile_scratch);
         let mut instances = match groups {
-            Some(groups) => self.shaped_instances(outputs, groups, columns, form)?,
-            None => Instances::default(),
+            Some(groups) => {
+                self.shaped_instances(outputs, groups, columns, form, scratch.instances)?
+            }
+            None => scratch.instances,
         };
         let mut instance_of_row = vec![u32::MAX; rows];
         for (i, inst) in instances.list.iter().enumerate() {
@@ -270,7 +273,10 @@ impl ExprGraph {
             cols,
         };
 
-        let mut consts = ConstPool::default();
+        let mut consts = ConstPool {
+            index: scratch.const_index,
+            values: Vec::new(),
+        };
         // Output cells: 0 is scratch, then residuals, then Jacobian values.
         let mut residual_roots = Vec::new();
         let mut full_roots = Vec::new();
@@ -323,6 +329,9 @@ impl ExprGraph {
                 constant_entries.push((map.cell(t, cell), value));
             }
         }
+        scratch.instances = instances;
+        scratch.const_index = consts.index;
+        self.compile_scratch = scratch.recycled();
         Ok(CompiledParts {
             residual,
             full,
@@ -343,11 +352,12 @@ impl ExprGraph {
         groups: &[u32],
         columns: &LocalColumns,
         form: Form,
+        mut instances: Instances,
     ) -> Result<Instances, ExprError> {
         let jacobian = columns.len > 0 && !form.values;
         // Each group's shape is looked up as soon as it is made: the shapes of a large
         // cluster, all held at once, would be hundreds of megabytes.
-        let mut instances = Instances::default();
+        instances.clear();
         // The lists are sized from the first group times the number of groups (groups
         // of one compile are mostly alike), not grown a push at a time.
         let group_count = 1 + groups.windows(2).filter(|w| w[0] != w[1]).count();
@@ -448,13 +458,57 @@ struct Instance {
     entries: (u32, u32),
 }
 
+/// Lists a compile fills and empties again, kept in the graph between its compiles (a
+/// small file's build made some forty of them, a compile of each cluster making seven
+/// and a hash map).
+#[derive(Default)]
+pub(crate) struct CompileScratch {
+    instances: Instances,
+    const_index: FxHashMap<u64, u32>,
+}
+
+/// A copy of a graph starts with empty lists (they hold nothing between compiles).
+impl Clone for CompileScratch {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl std::fmt::Debug for CompileScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CompileScratch")
+    }
+}
+
+/// Most bytes of room [`CompileScratch`] keeps after a compile: a large cluster's lists
+/// are let go rather than held for the graph's life.
+const KEPT_SCRATCH: usize = 256 << 10;
+
+impl CompileScratch {
+    /// Emptied, and kept only when its room is small (see [`KEPT_SCRATCH`]).
+    fn recycled(mut self) -> Self {
+        self.instances.clear();
+        self.const_index.clear();
+        let i = &self.instances;
+        let bytes = i.list.capacity() * std::mem::size_of::<Instance>()
+            + i.leaves.capacity_bytes()
+            + (i.var_index.capacity() + i.leaf_column.capacity() + i.entry_cells.capacity()) * 4
+            + self.const_index.capacity() * 16;
+        if bytes <= KEPT_SCRATCH {
+            self
+        } else {
+            Self::default()
+        }
+    }
+}
+
 /// Most entries a compile's list is given room for before it is filled.
 pub(crate) const RESERVE_CAP: usize = 1 << 20;
 
 /// The shaped groups of a compile, their lists end to end (a large cluster has tens of
 /// thousands of groups: lists of their own cost an allocation and a few regrowths each).
 #[derive(Default)]
-struct Instances {
+pub(crate) struct Instances {
     list: Vec<Instance>,
     leaves: Leaves,
     /// Per unknown leaf (parallel to `leaves.vars`): the index it is read at (column or
@@ -491,6 +545,14 @@ impl Instances {
 
     fn is_empty(&self) -> bool {
         self.list.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.list.clear();
+        self.leaves.clear();
+        self.var_index.clear();
+        self.leaf_column.clear();
+        self.entry_cells.clear();
     }
 }
 

@@ -66,6 +66,8 @@ pub struct ExprGraph {
     pub(crate) shape_scratch: crate::shape::ShapeScratch,
     /// Templates compiled so far, by shape (module `shape`).
     pub(crate) templates: crate::shape::Templates,
+    /// Lists a compile fills and empties, kept between compiles (module `compile`).
+    pub(crate) compile_scratch: crate::compile::CompileScratch,
 }
 
 impl Default for ExprGraph {
@@ -151,6 +153,7 @@ impl ExprGraph {
             marks_stack: Vec::new(),
             shape_scratch: Default::default(),
             templates: Default::default(),
+            compile_scratch: Default::default(),
         };
         g.zero = g.intern(Node::Const(0.0f64.to_bits()));
         g.one = g.intern(Node::Const(1.0f64.to_bits()));
@@ -719,6 +722,14 @@ impl ExprGraph {
     /// The unknowns below any of `roots`, sorted and de-duplicated: one walk, each node
     /// entered once however many roots share it.
     pub fn vars_of_marked_all(&mut self, roots: &[ExprId]) -> Vec<VarId> {
+        let mut out = Vec::with_capacity(16);
+        self.vars_of_marked_all_into(roots, &mut out);
+        out
+    }
+
+    /// [`vars_of_marked_all`](Self::vars_of_marked_all) into `out` (cleared first), for
+    /// a caller that walks many groups of roots with one list.
+    pub fn vars_of_marked_all_into(&mut self, roots: &[ExprId], out: &mut Vec<VarId>) {
         self.marks_stamp = self.marks_stamp.wrapping_add(1);
         if self.marks_stamp == 0 {
             self.marks.iter_mut().for_each(|m| *m = 0);
@@ -728,16 +739,16 @@ impl ExprGraph {
         let mut marks = std::mem::take(&mut self.marks);
         marks.resize(marks.len().max(self.nodes.len()), 0);
         let mut stack = std::mem::take(&mut self.marks_stack);
-        let out = self.walk_vars(roots, &mut stack, |n| match marks.get_mut(n.index()) {
+        let first_visit = |n: ExprId| match marks.get_mut(n.index()) {
             Some(m) if *m != stamp => {
                 *m = stamp;
                 true
             }
             _ => false,
-        });
+        };
+        self.walk_vars(roots, &mut stack, first_visit, out);
         self.marks = marks;
         self.marks_stack = stack;
-        out
     }
 
     /// Per root, whether it depends on parameter `p` (exact, by one walk shared by all
@@ -788,18 +799,21 @@ impl ExprGraph {
     /// Sorted, de-duplicated unknowns that `e` depends on (exact, by traversal).
     pub fn vars_of(&self, e: ExprId) -> Vec<VarId> {
         let mut seen = rustc_hash::FxHashSet::default();
-        self.walk_vars(&[e], &mut Vec::new(), |n| seen.insert(n))
+        let mut out = Vec::with_capacity(16);
+        self.walk_vars(&[e], &mut Vec::new(), |n| seen.insert(n), &mut out);
+        out
     }
 
-    /// The unknowns below `e`, each node entered once (`first_visit(n)` is false for a
-    /// node seen before), sorted and de-duplicated.
+    /// The unknowns below `roots` into `out` (cleared first), each node entered once
+    /// (`first_visit(n)` is false for a node seen before), sorted and de-duplicated.
     fn walk_vars(
         &self,
         roots: &[ExprId],
         stack: &mut Vec<ExprId>,
         mut first_visit: impl FnMut(ExprId) -> bool,
-    ) -> Vec<VarId> {
-        let mut out = Vec::with_capacity(16);
+        out: &mut Vec<VarId>,
+    ) {
+        out.clear();
         stack.clear();
         stack.extend_from_slice(roots);
         while let Some(n) = stack.pop() {
@@ -821,7 +835,6 @@ impl ExprGraph {
         }
         out.sort_unstable();
         out.dedup();
-        out
     }
 }
 

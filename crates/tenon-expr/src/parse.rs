@@ -264,7 +264,9 @@ impl ParsedExpr {
                             } else {
                                 Binary::Max
                             };
-                            args.iter().skip(1).fold(first, |acc, x| op.apply(acc, at(x)))
+                            args.iter()
+                                .skip(1)
+                                .fold(first, |acc, x| op.apply(acc, at(x)))
                         }
                     }
                 }

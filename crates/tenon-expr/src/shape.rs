@@ -32,7 +32,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::compile::{CompiledParts, Form, LocalColumns};
 use crate::error::ExprError;
@@ -107,10 +107,15 @@ pub(crate) struct LeafRanges {
 }
 
 impl Leaves {
-    fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.vars.clear();
         self.params.clear();
         self.consts.clear();
+    }
+
+    /// Bytes of room held by the lists.
+    pub(crate) fn capacity_bytes(&self) -> usize {
+        (self.vars.capacity() + self.params.capacity()) * 4 + self.consts.capacity() * 8
     }
 
     /// Room for `groups` more groups with as many leaves as the one at `r`.
@@ -166,6 +171,33 @@ pub(crate) struct Template {
     pub(crate) parts: CompiledParts,
     /// Number of real parameters among its parameter leaves (constant leaves follow).
     params: usize,
+    /// The shape it was compiled from (the caches find templates by it).
+    key: ShapeKey,
+}
+
+/// A template found by its shape: hashed and compared as its key, so the caches hold
+/// the template alone (no copy of its key beside it) and a look-up borrows the key.
+#[derive(Clone, Debug)]
+struct ByShape(Arc<Template>);
+
+impl std::hash::Hash for ByShape {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.key.hash(state);
+    }
+}
+
+impl PartialEq for ByShape {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.key == other.0.key
+    }
+}
+
+impl Eq for ByShape {}
+
+impl std::borrow::Borrow<ShapeKey> for ByShape {
+    fn borrow(&self) -> &ShapeKey {
+        &self.0.key
+    }
 }
 
 impl Template {
@@ -190,7 +222,8 @@ pub(crate) struct ShapeScratch {
 /// while it has room).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Templates {
-    index: FxHashMap<ShapeKey, u32>,
+    /// Each template with its number in `list`.
+    index: FxHashMap<ByShape, u32>,
     list: Vec<Arc<Template>>,
 }
 
@@ -210,6 +243,14 @@ impl Templates {
     }
 }
 
+/// Nodes of a group the shape scratch has room for at first (it grows past that like
+/// any list).
+const GROUP_ROOM: usize = 256;
+
+/// Templates a graph has room for at first (a joint type and layout each; a small
+/// assembly has a handful).
+const TEMPLATE_ROOM: usize = 16;
+
 /// Most templates the process-wide cache keeps (a template is a few kilobytes; shapes
 /// come from joint types and how their markers are laid out, so real assemblies have
 /// tens of them).
@@ -219,11 +260,10 @@ const SHARED_TEMPLATES: usize = 2048;
 /// every edit, and the rebuilt joints have the shapes of the last build. A template is
 /// a function of its shape alone, so whether it came from here or was compiled afresh,
 /// the tape is the same.
-static SHARED: std::sync::OnceLock<Mutex<FxHashMap<ShapeKey, Arc<Template>>>> =
-    std::sync::OnceLock::new();
+static SHARED: std::sync::OnceLock<Mutex<FxHashSet<ByShape>>> = std::sync::OnceLock::new();
 
-fn shared() -> &'static Mutex<FxHashMap<ShapeKey, Arc<Template>>> {
-    SHARED.get_or_init(|| Mutex::new(FxHashMap::default()))
+fn shared() -> &'static Mutex<FxHashSet<ByShape>> {
+    SHARED.get_or_init(|| Mutex::new(FxHashSet::default()))
 }
 
 impl ExprGraph {
@@ -260,6 +300,16 @@ impl ExprGraph {
         let stamp = scratch.stamp;
         if scratch.seen.len() < self.node_count() {
             scratch.seen.resize(self.node_count(), (0, 0));
+        }
+        if scratch.stack.capacity() == 0 {
+            // Room for a joint's group once, rather than lists grown by doubling from
+            // nothing in every build.
+            scratch.stack.reserve(GROUP_ROOM);
+            scratch.key.nodes.reserve(GROUP_ROOM);
+            scratch.key.roots.reserve(GROUP_ROOM / 16);
+            scratch.leaves.vars.reserve(GROUP_ROOM / 8);
+            scratch.leaves.params.reserve(GROUP_ROOM / 16);
+            scratch.leaves.consts.reserve(GROUP_ROOM / 8);
         }
         let ShapeScratch {
             seen,
@@ -348,21 +398,25 @@ impl ExprGraph {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(key)
-            .cloned();
+            .map(|t| Arc::clone(&t.0));
         let template = match cached {
             Some(t) => t,
             None => {
                 let t = Arc::new(compile_template(key, leaves)?);
-                let mut map = shared().lock().unwrap_or_else(|e| e.into_inner());
-                if map.len() < SHARED_TEMPLATES {
-                    map.insert(key.clone(), Arc::clone(&t));
+                let mut set = shared().lock().unwrap_or_else(|e| e.into_inner());
+                if set.len() < SHARED_TEMPLATES {
+                    set.insert(ByShape(Arc::clone(&t)));
                 }
                 t
             }
         };
         let k = self.templates.list.len() as u32;
-        self.templates.list.push(template);
-        self.templates.index.insert(key.clone(), k);
+        if k == 0 {
+            self.templates.list.reserve(TEMPLATE_ROOM);
+            self.templates.index.reserve(TEMPLATE_ROOM);
+        }
+        self.templates.list.push(Arc::clone(&template));
+        self.templates.index.insert(ByShape(template), k);
         Ok(k)
     }
 }
@@ -408,6 +462,7 @@ fn compile_template(key: &ShapeKey, leaves: &Leaves) -> Result<Template, ExprErr
     Ok(Template {
         parts,
         params: real,
+        key: key.clone(),
     })
 }
 

@@ -305,7 +305,8 @@ fn well_formed() -> impl Strategy<Value = String> {
                     format!("{f}({a}, {b})")
                 }
             }),
-            (inner.clone(), inner.clone(), inner).prop_map(|(a, b, c)| format!("max({a}, {b}, {c})")),
+            (inner.clone(), inner.clone(), inner)
+                .prop_map(|(a, b, c)| format!("max({a}, {b}, {c})")),
         ]
     })
 }

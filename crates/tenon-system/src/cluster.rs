@@ -770,12 +770,12 @@ pub(crate) fn compile_clusters(
         .map(|e| system.graph.has_unknowns(e.residual))
         .collect();
     let graph = &mut system.graph;
+    // Lists kept between owners (a small file's build made two for each).
+    let (mut vars, mut gs) = (Vec::new(), Vec::new());
     let mut first_group_of_all = |roots: &[ExprId], uf: &mut UnionFind<usize>| -> Option<usize> {
-        let gs: Vec<usize> = graph
-            .vars_of_marked_all(roots)
-            .iter()
-            .filter_map(|v| group_of.get(v).copied())
-            .collect();
+        graph.vars_of_marked_all_into(roots, &mut vars);
+        gs.clear();
+        gs.extend(vars.iter().filter_map(|v| group_of.get(v).copied()));
         for w in gs.windows(2) {
             uf.union(w[0], w[1]);
         }
@@ -787,16 +787,15 @@ pub(crate) fn compile_clusters(
     // with the fixed set.
     let mut eq_group: Vec<Option<usize>> = vec![None; system.equations.len()];
     let mut start = 0;
+    let mut roots: Vec<ExprId> = Vec::new();
     while let Some(first) = system.equations.get(start) {
         let end = start
             + system.equations[start..]
                 .iter()
                 .take_while(|e| e.owner == first.owner)
                 .count();
-        let roots: Vec<ExprId> = system.equations[start..end]
-            .iter()
-            .map(|e| e.residual)
-            .collect();
+        roots.clear();
+        roots.extend(system.equations[start..end].iter().map(|e| e.residual));
         let group = first_group_of_all(&roots, &mut uf);
         for (slot, &has) in eq_group[start..end]
             .iter_mut()
