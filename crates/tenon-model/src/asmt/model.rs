@@ -221,18 +221,39 @@ impl<'a> Reader<'_, 'a> {
     }
 
     /// Initial velocities: kept under `extra` when not zero.
+    ///
+    /// Written as JSON text directly (`{"Velocity3D":[..],"Omega3D":[..]}`, the text a
+    /// map of arrays prints): the map cost half a dozen allocations a part.
     pub(super) fn motion_state(&self, n: usize, extra: &mut ExtraMap, key: &str) -> Result<()> {
-        let mut state = serde_json::Map::new();
+        use std::fmt::Write;
+        let mut text = String::new();
         for item in ["Velocity3D", "Omega3D"] {
             if let Some(v) = self.child(n, item) {
                 let v = self.vec3(v)?;
                 if v != [0.0; 3] {
-                    state.insert(item.into(), json!(v));
+                    if text.is_empty() {
+                        // Room for both vectors at once (no regrowth).
+                        text.reserve(160);
+                    }
+                    text.push(if text.is_empty() { '{' } else { ',' });
+                    let _ = write!(text, "\"{item}\":");
+                    for (k, x) in v.iter().enumerate() {
+                        text.push(if k == 0 { '[' } else { ',' });
+                        // As a JSON value prints it (a non-finite number is null).
+                        match serde_json::Number::from_f64(*x) {
+                            Some(x) => {
+                                let _ = write!(text, "{x}");
+                            }
+                            None => text.push_str("null"),
+                        }
+                    }
+                    text.push(']');
                 }
             }
         }
-        if !state.is_empty() {
-            extra.insert(key, Value::Object(state));
+        if !text.is_empty() {
+            text.push('}');
+            extra.insert_json(key, text);
         }
         Ok(())
     }
@@ -343,10 +364,10 @@ impl<'a> Reader<'_, 'a> {
         let trimmed = path
             .strip_prefix('/')
             .ok_or_else(|| err(format!("marker path '{path}' does not start with '/'")))?;
-        let parts: Vec<&str> = trimmed.split('/').collect();
-        let (part_id, marker) = match parts.as_slice() {
-            [asm, marker] => (*asm, *marker),
-            [_, part, marker] => (*part, *marker),
+        let mut pieces = trimmed.split('/');
+        let (part_id, marker) = match (pieces.next(), pieces.next(), pieces.next(), pieces.next()) {
+            (Some(asm), Some(marker), None, _) => (asm, marker),
+            (Some(_), Some(part), Some(marker), None) => (part, marker),
             _ => {
                 return Err(err(format!(
                     "marker path '{path}' is not /Assembly/Part/Marker or /Assembly/Marker"
@@ -475,8 +496,13 @@ impl<'a> Reader<'_, 'a> {
         let i = self.marker_path(self.req(j, "MarkerI")?, assembly)?;
         let jm = self.marker_path(self.req(j, "MarkerJ")?, assembly)?;
         let part_name = |k: PartKey| assembly.part(k).map(|p| p.id.clone()).unwrap_or_default();
-        let i_path = (part_name(i.part), i.name.clone());
-        let j_path = (part_name(jm.part), jm.name.clone());
+        // The curve markers' paths, named only for a curve contact.
+        let paths = (joint_type == JointType::CurveContact).then(|| {
+            (
+                (part_name(i.part), i.name.clone()),
+                (part_name(jm.part), jm.name.clone()),
+            )
+        });
         let mut joint = Joint {
             id,
             joint_type,
@@ -499,9 +525,9 @@ impl<'a> Reader<'_, 'a> {
             compliance: None,
         };
         let mut extra = ExtraMap::new();
-        if joint_type == JointType::CurveContact {
+        if let Some((i_path, j_path)) = &paths {
             let curves = self.curves.borrow();
-            for (side, key, path) in [("i", "MarkerI", &i_path), ("j", "MarkerJ", &j_path)] {
+            for (side, key, path) in [("i", "MarkerI", i_path), ("j", "MarkerJ", j_path)] {
                 let curve = curves.get(path).ok_or_else(|| {
                     let item = self.child(j, key).unwrap_or(j);
                     ModelError::at_line(
