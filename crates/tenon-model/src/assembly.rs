@@ -493,36 +493,49 @@ impl Assembly {
     /// Adds a part: its id must be new and non-empty, its marker names non-empty and
     /// unique, its placement, markers and mass valid.
     pub fn add_part(&mut self, part: Part) -> Result<PartKey, ModelError> {
-        let id = part.id.clone();
-        self.add_part_checked(part)
-            .map_err(|e| element_error(format!("part '{id}'"), e))
+        match self.check_part(&part) {
+            Ok(()) => Ok(self.insert_part(part)),
+            Err(e) => Err(element_error(format!("part '{}'", part.id), e)),
+        }
     }
 
     /// [`add_part`](Self::add_part) with the problem's place inside the part (for the
     /// readers).
     pub(crate) fn add_part_checked(&mut self, part: Part) -> Result<PartKey, Invalid> {
-        validate::part(&part, self.numbers())?;
+        self.check_part(&part)?;
+        Ok(self.insert_part(part))
+    }
+
+    /// The part's problem, if it cannot be added.
+    fn check_part(&self, part: &Part) -> Result<(), Invalid> {
+        validate::part(part, self.numbers())?;
         if self.part_by_id.contains_key(&part.id) {
             return Err(Invalid {
                 at: "id".into(),
                 message: format!("part id '{}' is used twice", part.id),
             });
         }
+        Ok(())
+    }
+
+    /// Adds a part [`check_part`](Self::check_part) accepted.
+    fn insert_part(&mut self, part: Part) -> PartKey {
         let id = part.id.clone();
         let key = self.parts.insert(part);
         self.part_order.push(key);
         self.part_by_id.insert(id, key);
         self.index_markers(key);
-        Ok(key)
+        key
     }
 
     /// Adds a joint: its id must be new and non-empty, its markers must exist and lie on
     /// two different parts, and its fields, profiles and limits must be those its type
     /// takes, with valid values.
     pub fn add_joint(&mut self, joint: Joint) -> Result<JointKey, ModelError> {
-        let id = joint.id.clone();
-        self.add_joint_checked(joint)
-            .map_err(|e| element_error(format!("joint '{id}'"), e))
+        match self.check_joint(&joint) {
+            Ok(()) => Ok(self.insert_joint(joint)),
+            Err(e) => Err(element_error(format!("joint '{}'", joint.id), e)),
+        }
     }
 
     /// Room for `parts` more parts and `joints` more joints, so that reading a large file
@@ -538,19 +551,30 @@ impl Assembly {
 
     /// [`add_joint`](Self::add_joint) with the problem's place inside the joint.
     pub(crate) fn add_joint_checked(&mut self, joint: Joint) -> Result<JointKey, Invalid> {
-        self.check_ends(&joint)?;
-        validate::joint(&joint, self.numbers())?;
+        self.check_joint(&joint)?;
+        Ok(self.insert_joint(joint))
+    }
+
+    /// The joint's problem, if it cannot be added.
+    fn check_joint(&self, joint: &Joint) -> Result<(), Invalid> {
+        self.check_ends(joint)?;
+        validate::joint(joint, self.numbers())?;
         if self.joint_by_id.contains_key(&joint.id) {
             return Err(Invalid {
                 at: "id".into(),
                 message: format!("joint id '{}' is used twice", joint.id),
             });
         }
+        Ok(())
+    }
+
+    /// Adds a joint [`check_joint`](Self::check_joint) accepted.
+    fn insert_joint(&mut self, joint: Joint) -> JointKey {
         let id = joint.id.clone();
         let key = self.joints.insert(joint);
         self.joint_order.push(key);
         self.joint_by_id.insert(id, key);
-        Ok(key)
+        key
     }
 
     /// Both ends name a part of this assembly and, by name, one of its markers.

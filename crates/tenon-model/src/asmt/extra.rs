@@ -2,70 +2,95 @@
 //!
 //! Most of what is kept is blocks of lines verbatim (a part's `FeatureOrder`, the
 //! simulation settings): building them as `serde_json::Value` trees and serialising
-//! those was a third of reading a small file. Blocks are written straight into JSON
-//! text here; the few computed items (numbers, lists) stay values and are serialised
-//! when the element's `extra` is made.
+//! those was a third of reading a small file. Every value is written straight into JSON
+//! text here, into one buffer per element, and the element's `extra` is put together
+//! from it once.
 //!
 //! Architecture invariant: the text is what `serde_json` would write for the same
 //! object with `preserve_order` (entries in insertion order, compact, its escapes), so
 //! files converted before and after read alike.
 
+use std::borrow::Cow;
 use std::fmt::Write;
+use std::ops::Range;
 
 use serde_json::Value;
 
 use crate::assembly::Extra;
 
-/// One kept item: a value, or JSON text already written (a verbatim block).
-#[derive(Debug)]
-enum Item {
-    Value(Value),
-    Text(String),
-}
-
-/// The entries of an element's `{"asmt": {...}}` extra, in insertion order.
+/// The entries of an element's `{"asmt": {...}}` extra, in insertion order: each
+/// value's JSON text is written into one buffer as it comes, and the entries name their
+/// ranges of it (lists of strings, a dozen allocations an element, had been kept as
+/// values and strings of their own).
 #[derive(Debug, Default)]
 pub(super) struct ExtraMap {
-    entries: Vec<(String, Item)>,
+    /// Values' JSON texts, end to end (a replaced value's old text stays, unused).
+    values: String,
+    /// Each entry's key and the range of its value in `values`.
+    entries: Vec<(Cow<'static, str>, Range<usize>)>,
 }
+
+/// Bytes the value buffer has room for at first.
+const VALUES_ROOM: usize = 256;
 
 impl ExtraMap {
     pub(super) fn new() -> Self {
         Self::default()
     }
 
-    fn slot(&mut self, key: &str) -> Option<&mut Item> {
-        self.entries
-            .iter_mut()
-            .find(|(k, _)| k == key)
-            .map(|(_, item)| item)
+    fn slot(&self, key: &str) -> Option<usize> {
+        self.entries.iter().position(|(k, _)| k == key)
     }
 
     /// Sets `key` to `value` (in place when the key is there, as a map would).
-    pub(super) fn insert(&mut self, key: impl Into<String>, value: Value) {
-        self.set(key.into(), Item::Value(value));
+    pub(super) fn insert(&mut self, key: impl Into<Cow<'static, str>>, value: Value) {
+        // `Value`'s `Display` is its compact JSON.
+        self.insert_with(key, |out| {
+            let _ = write!(out, "{value}");
+        });
     }
 
-    /// Sets `key` to JSON text already written (a block from `Reader::raw_block_json`).
-    pub(super) fn insert_json(&mut self, key: impl Into<String>, text: String) {
-        self.set(key.into(), Item::Text(text));
-    }
-
-    fn set(&mut self, key: String, item: Item) {
+    /// Sets `key` to JSON text that `write` appends to the string it is given (a
+    /// verbatim block from `Reader::raw_block_json_into`, numbers written in place).
+    pub(super) fn insert_with(
+        &mut self,
+        key: impl Into<Cow<'static, str>>,
+        write: impl FnOnce(&mut String),
+    ) {
+        if self.values.capacity() == 0 {
+            // Room for the usual small items at once (a verbatim block reserves its own).
+            self.values.reserve(VALUES_ROOM);
+        }
+        let start = self.values.len();
+        write(&mut self.values);
+        let range = start..self.values.len();
+        let key = key.into();
         match self.slot(&key) {
-            Some(slot) => *slot = item,
-            None => self.entries.push((key, item)),
+            Some(k) => self.entries[k].1 = range,
+            None => self.entries.push((key, range)),
         }
     }
 
     /// Appends `value` to the list under `key` (made empty first when missing).
-    pub(super) fn push_to_list(&mut self, key: &str, value: Value) {
-        if self.slot(key).is_none() {
-            self.entries
-                .push((key.to_string(), Item::Value(Value::Array(Vec::new()))));
-        }
-        if let Some(Item::Value(Value::Array(items))) = self.slot(key) {
-            items.push(value);
+    pub(super) fn push_to_list(&mut self, key: &'static str, value: Value) {
+        let start = self.values.len();
+        match self.slot(key) {
+            // The list's text again without its `]`, then the new item: the old text
+            // stays unused (lists here are a few joint names).
+            Some(k) => {
+                let old = self.entries[k].1.clone();
+                let held = old.len() > 2;
+                self.values.extend_from_within(old.start..old.end - 1);
+                if held {
+                    self.values.push(',');
+                }
+                let _ = write!(self.values, "{value}]");
+                self.entries[k].1 = start..self.values.len();
+            }
+            None => {
+                let _ = write!(self.values, "[{value}]");
+                self.entries.push((key.into(), start..self.values.len()));
+            }
         }
     }
 
@@ -74,34 +99,22 @@ impl ExtraMap {
         if self.entries.is_empty() {
             return None;
         }
-        // Sized once: the verbatim blocks' lengths are known, a value's guessed.
+        // Sized once: every value's text is known, keys need quotes, a colon and a
+        // comma (and escapes, rarely).
         let room: usize = self
             .entries
             .iter()
-            .map(|(key, item)| {
-                key.len()
-                    + 4
-                    + match item {
-                        Item::Text(t) => t.len(),
-                        Item::Value(_) => 64,
-                    }
-            })
+            .map(|(key, range)| key.len() + 4 + range.len())
             .sum();
         let mut text = String::with_capacity(room + 12);
         text.push_str("{\"asmt\":{");
-        for (k, (key, item)) in self.entries.iter().enumerate() {
+        for (k, (key, range)) in self.entries.iter().enumerate() {
             if k > 0 {
                 text.push(',');
             }
             push_json_string(&mut text, "", key);
             text.push(':');
-            match item {
-                Item::Text(t) => text.push_str(t),
-                // `Value`'s `Display` is its compact JSON, written in place.
-                Item::Value(v) => {
-                    let _ = write!(text, "{v}");
-                }
-            }
+            text.push_str(self.values.get(range.clone()).unwrap_or("null"));
         }
         text.push_str("}}");
         Some(Extra(text.into_boxed_str()))
@@ -180,7 +193,7 @@ mod tests {
     fn the_extra_is_the_text_serde_json_writes_for_the_same_map() {
         let mut map = ExtraMap::new();
         let mut expected = serde_json::Map::new();
-        map.insert_json("Block", "[\"a\",\"\\tb\"]".to_string());
+        map.insert_with("Block", |out| out.push_str("[\"a\",\"\\tb\"]"));
         expected.insert("Block".into(), json!(["a", "\tb"]));
         map.insert("Density", json!(7.8));
         expected.insert("Density".into(), json!(7.8));

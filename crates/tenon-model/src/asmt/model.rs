@@ -103,7 +103,7 @@ impl<'a> Reader<'_, 'a> {
         let mut assembly = Assembly::new(name.clone(), units);
         let mut extra = ExtraMap::new();
         if let Some(notes) = self.child(root, "Notes") {
-            extra.insert_json("Notes", self.raw_block_json(notes));
+            extra.insert_with("Notes", |out| self.raw_block_json_into(notes, out));
         }
         for empty in ["RefCurves", "RefSurfaces", "KinematicIJs"] {
             self.require_empty(root, empty)?;
@@ -211,50 +211,60 @@ impl<'a> Reader<'_, 'a> {
             if tstart != 0.0 {
                 extra.insert("tstart", json!(tstart));
             }
-            extra.insert_json("SimulationParameters", self.raw_block_json(sim));
+            extra.insert_with("SimulationParameters", |out| {
+                self.raw_block_json_into(sim, out)
+            });
         }
         if let Some(anim) = self.child(root, "AnimationParameters") {
-            extra.insert_json("AnimationParameters", self.raw_block_json(anim));
+            extra.insert_with("AnimationParameters", |out| {
+                self.raw_block_json_into(anim, out)
+            });
         }
         assembly.set_extra(extra.into_extra());
         Ok(assembly)
     }
 
-    /// Initial velocities: kept under `extra` when not zero.
-    ///
-    /// Written as JSON text directly (`{"Velocity3D":[..],"Omega3D":[..]}`, the text a
-    /// map of arrays prints): the map cost half a dozen allocations a part.
-    pub(super) fn motion_state(&self, n: usize, extra: &mut ExtraMap, key: &str) -> Result<()> {
+    /// Initial velocities: kept under `extra` when not zero, written as JSON text
+    /// directly (`{"Velocity3D":[..],"Omega3D":[..]}`, the text a map of arrays prints).
+    pub(super) fn motion_state(
+        &self,
+        n: usize,
+        extra: &mut ExtraMap,
+        key: &'static str,
+    ) -> Result<()> {
         use std::fmt::Write;
-        let mut text = String::new();
-        for item in ["Velocity3D", "Omega3D"] {
+        let mut state = [("Velocity3D", None), ("Omega3D", None)];
+        for (item, value) in &mut state {
             if let Some(v) = self.child(n, item) {
                 let v = self.vec3(v)?;
                 if v != [0.0; 3] {
-                    if text.is_empty() {
-                        // Room for both vectors at once (no regrowth).
-                        text.reserve(160);
-                    }
-                    text.push(if text.is_empty() { '{' } else { ',' });
-                    let _ = write!(text, "\"{item}\":");
-                    for (k, x) in v.iter().enumerate() {
-                        text.push(if k == 0 { '[' } else { ',' });
-                        // As a JSON value prints it (a non-finite number is null).
-                        match serde_json::Number::from_f64(*x) {
-                            Some(x) => {
-                                let _ = write!(text, "{x}");
-                            }
-                            None => text.push_str("null"),
-                        }
-                    }
-                    text.push(']');
+                    *value = Some(v);
                 }
             }
         }
-        if !text.is_empty() {
-            text.push('}');
-            extra.insert_json(key, text);
+        if state.iter().all(|(_, v)| v.is_none()) {
+            return Ok(());
         }
+        extra.insert_with(key, |text| {
+            let mut first = true;
+            for (item, v) in state.iter().filter_map(|(k, v)| Some((k, (*v)?))) {
+                text.push(if first { '{' } else { ',' });
+                first = false;
+                let _ = write!(text, "\"{item}\":");
+                for (k, x) in v.iter().enumerate() {
+                    text.push(if k == 0 { '[' } else { ',' });
+                    // As a JSON value prints it (a non-finite number is null).
+                    match serde_json::Number::from_f64(*x) {
+                        Some(x) => {
+                            let _ = write!(text, "{x}");
+                        }
+                        None => text.push_str("null"),
+                    }
+                }
+                text.push(']');
+            }
+            text.push('}');
+        });
         Ok(())
     }
 
@@ -307,7 +317,7 @@ impl<'a> Reader<'_, 'a> {
         self.motion_state(p, &mut extra, "initial_velocity")?;
         if let Some(f) = self.child(p, "FeatureOrder") {
             if !self.kids(f).is_empty() {
-                extra.insert_json("FeatureOrder", self.raw_block_json(f));
+                extra.insert_with("FeatureOrder", |out| self.raw_block_json_into(f, out));
             }
         }
         if let Some(m) = self.child(p, "PrincipalMassMarker") {
@@ -350,7 +360,9 @@ impl<'a> Reader<'_, 'a> {
             } else {
                 // Massless or degenerate parts (common in kinematic exports) keep their
                 // numbers here; dynamics will refuse them with this reason.
-                extra.insert_json("PrincipalMassMarker", self.raw_block_json(m));
+                extra.insert_with("PrincipalMassMarker", |out| {
+                    self.raw_block_json_into(m, out)
+                });
             }
         }
         part.extra = extra.into_extra();

@@ -284,7 +284,7 @@ impl<'a> Reader<'_, 'a> {
             rate: Default::default(),
             extra: {
                 let mut extra = ExtraMap::new();
-                extra.insert_json("GeneralMotion", self.raw_block_json(m));
+                extra.insert_with("GeneralMotion", |out| self.raw_block_json_into(m, out));
                 extra.into_extra()
             },
             residuals: Vec::new(),

@@ -376,7 +376,15 @@ impl<'a> Reader<'_, 'a> {
     }
 
     /// [`Self::raw_block`] as JSON text (an array of strings), written without values.
+    #[cfg(test)]
     pub(super) fn raw_block_json(&self, n: usize) -> String {
+        let mut out = String::new();
+        self.raw_block_json_into(n, &mut out);
+        out
+    }
+
+    /// [`Self::raw_block_json`] appended to `out`.
+    pub(super) fn raw_block_json_into(&self, n: usize, out: &mut String) {
         const TABS: &str = "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t";
         // Sized from the block's span in the text (its lines are adjacent there, their
         // indentation about the tabs written back), plus room for quotes and commas.
@@ -394,7 +402,7 @@ impl<'a> Reader<'_, 'a> {
             }
             _ => 0,
         };
-        let mut out = String::with_capacity(2 + room + room / 4);
+        out.reserve(2 + room + room / 4);
         out.push('[');
         let mut stack: Vec<(usize, usize)> = self.kids(n).iter().rev().map(|&c| (c, 0)).collect();
         let mut first = true;
@@ -411,11 +419,10 @@ impl<'a> Reader<'_, 'a> {
                     &deep
                 }
             };
-            super::extra::push_json_string(&mut out, tabs, self.text(c));
+            super::extra::push_json_string(out, tabs, self.text(c));
             stack.extend(self.kids(c).iter().rev().map(|&g| (g, depth + 1)));
         }
         out.push(']');
-        out
     }
 
     pub(super) fn require_empty(&self, n: usize, key: &str) -> Result<()> {
