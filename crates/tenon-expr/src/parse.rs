@@ -95,11 +95,15 @@ pub struct ParsedExpr {
 /// Parses `text`.
 pub fn parse(text: &str) -> Result<ParsedExpr, ParseError> {
     let chars: Vec<char> = text.chars().collect();
+    // An item per token at most: a token is at least one character, and most formulas
+    // are short (a number, `2*L`).
+    let items = Vec::with_capacity(chars.len().min(64));
     let mut p = Parser {
         chars,
         pos: 0,
         depth: 0,
-        items: Vec::new(),
+        items,
+        word: String::new(),
     };
     p.skip_space();
     if p.pos == p.chars.len() {
@@ -284,6 +288,8 @@ struct Parser {
     pos: usize,
     depth: usize,
     items: Vec<Item>,
+    /// The number or name being read (one buffer for all of them).
+    word: String,
 }
 
 impl Parser {
@@ -434,7 +440,9 @@ impl Parser {
                 )));
             }
         }
-        let text: String = self.chars[start..self.pos].iter().collect();
+        self.word.clear();
+        self.word.extend(&self.chars[start..self.pos]);
+        let text = &self.word;
         let value: f64 = text
             .parse()
             .map_err(|_| ParseError::new(start + 1, format!("'{text}' is not a number")))?;
@@ -456,11 +464,16 @@ impl Parser {
         {
             self.pos += 1;
         }
-        let name: String = self.chars[start..self.pos].iter().collect();
+        let mut name = std::mem::take(&mut self.word);
+        name.clear();
+        name.extend(&self.chars[start..self.pos]);
         if self.peek() == Some('(') {
-            return self.call(name, start);
+            let call = self.call(&name, start);
+            self.word = name;
+            return call;
         }
         if name == "pi" {
+            self.word = name;
             return Ok(self.push(Item::Pi));
         }
         if FUNCTIONS.iter().any(|(f, _)| *f == name) {
@@ -469,13 +482,15 @@ impl Parser {
                 format!("function '{name}' needs its arguments in parentheses"),
             ));
         }
+        // A name the caller resolves keeps its own copy; the buffer goes on.
+        self.word = name.clone();
         Ok(self.push(Item::Name {
             name,
             column: start + 1,
         }))
     }
 
-    fn call(&mut self, name: String, start: usize) -> Result<u32, ParseError> {
+    fn call(&mut self, name: &str, start: usize) -> Result<u32, ParseError> {
         let Some(&(_, func)) = FUNCTIONS.iter().find(|(f, _)| *f == name) else {
             let known: Vec<&str> = FUNCTIONS.iter().map(|(f, _)| *f).collect();
             return Err(ParseError::new(
