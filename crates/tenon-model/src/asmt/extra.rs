@@ -80,7 +80,10 @@ impl ExtraMap {
             Some(k) => {
                 let old = self.entries[k].1.clone();
                 let held = old.len() > 2;
-                self.values.extend_from_within(old.start..old.end - 1);
+                // A copy first (a list pushed to again is rare: a motion's joints).
+                let head = self.values.get(old.start..old.end - 1).unwrap_or("[");
+                let head = head.to_string();
+                self.values.push_str(&head);
                 if held {
                     self.values.push(',');
                 }

@@ -375,15 +375,8 @@ impl<'a> Reader<'_, 'a> {
         Value::Array(out)
     }
 
-    /// [`Self::raw_block`] as JSON text (an array of strings), written without values.
-    #[cfg(test)]
-    pub(super) fn raw_block_json(&self, n: usize) -> String {
-        let mut out = String::new();
-        self.raw_block_json_into(n, &mut out);
-        out
-    }
-
-    /// [`Self::raw_block_json`] appended to `out`.
+    /// [`Self::raw_block`] as JSON text (an array of strings), written without values,
+    /// appended to `out`.
     pub(super) fn raw_block_json_into(&self, n: usize, out: &mut String) {
         const TABS: &str = "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t";
         // Sized from the block's span in the text (its lines are adjacent there, their
