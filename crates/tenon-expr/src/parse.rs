@@ -56,6 +56,28 @@ enum Func {
     Max,
 }
 
+impl Func {
+    /// The two-argument operation `min` or `max` folds its arguments with (`max` for
+    /// any other function; only called for those two).
+    fn extremum(self) -> Binary {
+        if self == Func::Min {
+            Binary::Min
+        } else {
+            Binary::Max
+        }
+    }
+}
+
+impl ParseOptions {
+    /// The factors from the angle unit to radians and back.
+    fn radian_factors(self) -> (f64, f64) {
+        match self.angle_unit {
+            AngleUnit::Degrees => (std::f64::consts::PI / 180.0, 180.0 / std::f64::consts::PI),
+            AngleUnit::Radians => (1.0, 1.0),
+        }
+    }
+}
+
 const FUNCTIONS: &[(&str, Func)] = &[
     ("sqrt", Func::Unary(Unary::Sqrt)),
     ("sin", Func::Unary(Unary::Sin)),
@@ -157,10 +179,7 @@ impl ParsedExpr {
         options: ParseOptions,
         resolve: &mut dyn FnMut(&str, &mut ExprGraph) -> Option<ExprId>,
     ) -> Result<ExprId, ParseError> {
-        let (to_rad, from_rad) = match options.angle_unit {
-            AngleUnit::Degrees => (std::f64::consts::PI / 180.0, 180.0 / std::f64::consts::PI),
-            AngleUnit::Radians => (1.0, 1.0),
-        };
+        let (to_rad, from_rad) = options.radian_factors();
         let zero = graph.zero();
         let mut done: Vec<ExprId> = Vec::with_capacity(self.items.len());
         for item in &self.items {
@@ -200,11 +219,7 @@ impl ParsedExpr {
                             graph.scale(r, from_rad)
                         }
                         Func::Min | Func::Max => {
-                            let op = if *func == Func::Min {
-                                Binary::Min
-                            } else {
-                                Binary::Max
-                            };
+                            let op = func.extremum();
                             args.iter()
                                 .skip(1)
                                 .fold(first, |acc, &x| graph.binary(op, acc, x))
@@ -235,10 +250,7 @@ impl ParsedExpr {
         options: ParseOptions,
         resolve: &mut dyn FnMut(&str) -> Option<f64>,
     ) -> Result<f64, ParseError> {
-        let (to_rad, from_rad) = match options.angle_unit {
-            AngleUnit::Degrees => (std::f64::consts::PI / 180.0, 180.0 / std::f64::consts::PI),
-            AngleUnit::Radians => (1.0, 1.0),
-        };
+        let (to_rad, from_rad) = options.radian_factors();
         let mut done: Vec<f64> = Vec::with_capacity(self.items.len());
         for item in &self.items {
             let at = |k: &u32| done.get(*k as usize).copied().unwrap_or(0.0);
@@ -263,11 +275,7 @@ impl ParsedExpr {
                             from_rad * Binary::Atan2.apply(first, x)
                         }
                         Func::Min | Func::Max => {
-                            let op = if *func == Func::Min {
-                                Binary::Min
-                            } else {
-                                Binary::Max
-                            };
+                            let op = func.extremum();
                             args.iter()
                                 .skip(1)
                                 .fold(first, |acc, x| op.apply(acc, at(x)))
