@@ -109,8 +109,8 @@ fn node_hash(node: &Node) -> u32 {
     ((h ^ (h >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32
 }
 
-/// The constant [`ExprGraph::pow`] folds `x ^ y` to: an integer exponent as `powi`, `0.5`
-/// as a square root, any other as `powf`.
+/// The constant `x ^ y` folds to (in [`ExprGraph::pow`] and in `ParsedExpr::evaluate`):
+/// an integer exponent as `powi`, `0.5` as a square root, any other as `powf`.
 pub(crate) fn pow_value(x: f64, y: f64) -> f64 {
     if y.fract() == 0.0 && y.abs() <= f64::from(MAX_POWI) {
         match y as i32 {
@@ -563,15 +563,15 @@ impl ExprGraph {
     /// `a ^ b`; a constant integer exponent becomes [`powi`](Self::powi), `0.5` a
     /// square root.
     pub fn pow(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        if let (Some(x), Some(y)) = (self.as_const(a), self.as_const(b)) {
+            return self.constant(pow_value(x, y));
+        }
         if let Some(y) = self.as_const(b) {
             if y.fract() == 0.0 && y.abs() <= f64::from(MAX_POWI) {
                 return self.powi(a, y as i32);
             }
             if y == 0.5 {
                 return self.sqrt(a);
-            }
-            if let Some(x) = self.as_const(a) {
-                return self.constant(x.powf(y));
             }
         }
         self.intern(Node::Binary(Binary::Pow, a, b))

@@ -233,9 +233,7 @@ impl ParsedExpr {
             .copied()
             .ok_or_else(|| ParseError::new(1, "empty expression"))
     }
-}
 
-impl ParsedExpr {
     /// The expression's value when every name has one: what [`lower`](Self::lower)
     /// would fold it to in a graph (every operand a constant, so each operation folds
     /// as it is built), computed without a graph. `resolve` gives a name's value (or
