@@ -11,7 +11,7 @@ use crate::contact::{self, Profiles};
 use crate::custom;
 use crate::error::SystemError;
 use crate::frames::{
-    marker_frame, placement_numbers, quaternion_matrix, Frame, Lowering, Transform,
+    marker_frame, placement_numbers, quaternion_matrix, Frame, Lowering, Transform, What,
 };
 use crate::joints::{self, AngleRequest, Fields, JointBuilder, Quantity};
 use crate::residual::{ContactSearch, Role};
@@ -187,7 +187,7 @@ impl JointBuilder for Builder {
 }
 
 impl Builder {
-    fn placement(&mut self, p: &Placement, what: &str) -> Result<Transform, SystemError> {
+    fn placement(&mut self, p: &Placement, what: What<'_>) -> Result<Transform, SystemError> {
         let params = std::mem::take(&mut self.lowering_params);
         let result = Lowering {
             params: &params,
@@ -201,7 +201,7 @@ impl Builder {
     fn scalar(
         &mut self,
         s: &tenon_model::Scalar,
-        what: &str,
+        what: What<'_>,
         is_angle: bool,
     ) -> Result<ExprId, SystemError> {
         let params = std::mem::take(&mut self.lowering_params);
@@ -292,8 +292,8 @@ impl System {
             let (p, m) = match numbers {
                 Some(numbers) => numbers,
                 None => {
-                    let what = format!("part '{}' placement", part.id);
-                    let placed = b.placement(&part.placement, &what)?;
+                    let what = What::of("part", &part.id).with("placement");
+                    let placed = b.placement(&part.placement, what)?;
                     if grounded {
                         let at = b.graph.evaluate(&placed.translation, &[], &params)?;
                         let from_origin = at.iter().map(|x| x * x).sum::<f64>().sqrt();
@@ -336,42 +336,42 @@ impl System {
                 continue;
             }
             b.joint = Some(key);
-            let what = format!("joint '{}'", joint.id);
-            let mut ends = Vec::with_capacity(2);
-            for end in [&joint.i, &joint.j] {
-                let part = assembly
-                    .part(end.part)
-                    .ok_or_else(|| SystemError::Unsupported {
-                        what: what.clone(),
-                        message: "a joint end names a part of another assembly".into(),
-                    })?;
-                let local = match &end.marker {
-                    MarkerSpec::Named(name) => assembly
-                        .marker(end.part, name)
-                        .cloned()
+            let what = What::of("joint", &joint.id);
+            // The world frame of one end's marker.
+            let mut frame_of =
+                |end: &tenon_model::MarkerRef| -> Result<Frame, SystemError> {
+                    let part = assembly
+                        .part(end.part)
                         .ok_or_else(|| SystemError::Unsupported {
-                            what: what.clone(),
-                            message: format!("part '{}' has no marker '{name}'", part.id),
-                        })?,
-                    MarkerSpec::Inline(p) => (**p).clone(),
-                };
-                let local = b.placement(&local, &what)?;
-                let part_t =
-                    transforms
-                        .get(&end.part)
-                        .copied()
-                        .ok_or_else(|| SystemError::Unsupported {
-                            what: what.clone(),
-                            message: "a joint end names an unknown part".into(),
+                            what: what.to_string(),
+                            message: "a joint end names a part of another assembly".into(),
                         })?;
-                ends.push(marker_frame(&mut b.graph, &part_t, &local));
-            }
-            let (fi, fj) = (ends[0], ends[1]);
+                    let local = match &end.marker {
+                        MarkerSpec::Named(name) => {
+                            assembly.marker(end.part, name).ok_or_else(|| {
+                                SystemError::Unsupported {
+                                    what: what.to_string(),
+                                    message: format!("part '{}' has no marker '{name}'", part.id),
+                                }
+                            })?
+                        }
+                        MarkerSpec::Inline(p) => p,
+                    };
+                    let local = b.placement(local, what)?;
+                    let part_t = transforms.get(&end.part).copied().ok_or_else(|| {
+                        SystemError::Unsupported {
+                            what: what.to_string(),
+                            message: "a joint end names an unknown part".into(),
+                        }
+                    })?;
+                    Ok(marker_frame(&mut b.graph, &part_t, &local))
+                };
+            let (fi, fj) = (frame_of(&joint.i)?, frame_of(&joint.j)?);
             frames.insert(key, (fi, fj));
             let mut fields = Fields { values: Vec::new() };
             for (field, value) in &joint.fields {
                 let is_angle = *field == Field::Angle;
-                let lowered = b.scalar(value, &format!("{what} {}", field.key()), is_angle)?;
+                let lowered = b.scalar(value, what.with(field.key()), is_angle)?;
                 fields.values.push((*field, lowered));
             }
             let mut lowered_profiles = [None, None];
@@ -384,7 +384,7 @@ impl System {
                 };
                 let mut lowered = Vec::with_capacity(scalars.len());
                 for r in scalars {
-                    lowered.push(b.scalar(r, &format!("{what} profile"), false)?);
+                    lowered.push(b.scalar(r, what.with("profile"), false)?);
                 }
                 lowered_profiles[slot] = Some(contact::lower_profile(&mut b.graph, p, &lowered));
             }
@@ -392,7 +392,7 @@ impl System {
                 || (joint.joint_type.takes_profile_i() && lowered_profiles[0].is_none());
             if missing {
                 return Err(SystemError::Unsupported {
-                    what,
+                    what: what.to_string(),
                     message: format!("a {} joint needs its profiles", joint.joint_type.name()),
                 });
             }
@@ -414,7 +414,7 @@ impl System {
                     (&fi, &fj),
                     &params,
                     unit,
-                    &what,
+                    &what.to_string(),
                 )?);
             }
             for r in residuals {
@@ -451,11 +451,11 @@ impl System {
                 let is_angle = coordinate == Coordinate::Angle;
                 let (value, _) = coordinate_expr(&mut b, coordinate, &fi, &fj, None);
                 let min = match &range.min {
-                    Some(s) => Some(b.scalar(s, &format!("{what} limit"), is_angle)?),
+                    Some(s) => Some(b.scalar(s, what.with("limit"), is_angle)?),
                     None => None,
                 };
                 let max = match &range.max {
-                    Some(s) => Some(b.scalar(s, &format!("{what} limit"), is_angle)?),
+                    Some(s) => Some(b.scalar(s, what.with("limit"), is_angle)?),
                     None => None,
                 };
                 limits.push(LimitSpec {
@@ -484,7 +484,7 @@ impl System {
             let is_angle = motion.coordinate == Coordinate::Angle;
             let target = b.scalar(
                 &motion.value,
-                &format!("motion of joint '{}'", joint.id),
+                What::of("motion of joint", &joint.id),
                 is_angle,
             )?;
             let (value, quantity) =

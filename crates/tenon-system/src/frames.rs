@@ -33,6 +33,45 @@ pub(crate) struct Transform {
     pub(crate) translation: [ExprId; 3],
 }
 
+/// What a lowered value belongs to, as an error names it: `part 'crank' placement`,
+/// `joint 'j1' angle`, `motion of joint 'j1'`. Written out only when an error is made
+/// (a large build lowers hundreds of thousands of values and fails on none).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct What<'a> {
+    /// Before the id: `part`, `joint`, `motion of joint`.
+    pub(crate) kind: &'static str,
+    /// The element's id.
+    pub(crate) id: &'a str,
+    /// After the id (a field's key, `placement`, `limit`), or empty.
+    pub(crate) detail: &'a str,
+}
+
+impl<'a> What<'a> {
+    /// `kind 'id'`.
+    pub(crate) fn of(kind: &'static str, id: &'a str) -> Self {
+        What {
+            kind,
+            id,
+            detail: "",
+        }
+    }
+
+    /// The same element, with `detail` after its id.
+    pub(crate) fn with(self, detail: &'a str) -> Self {
+        What { detail, ..self }
+    }
+}
+
+impl std::fmt::Display for What<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} '{}'", self.kind, self.id)?;
+        if !self.detail.is_empty() {
+            write!(f, " {}", self.detail)?;
+        }
+        Ok(())
+    }
+}
+
 /// Lowers scalars of the model (numbers and expression strings) into the graph, with
 /// parameters as leaves so changing one needs no rebuild.
 pub(crate) struct Lowering<'a> {
@@ -45,7 +84,7 @@ impl Lowering<'_> {
         &self,
         g: &mut ExprGraph,
         s: &Scalar,
-        what: &str,
+        what: What<'_>,
     ) -> Result<ExprId, SystemError> {
         match s {
             Scalar::Number(x) => Ok(g.constant(*x)),
@@ -70,7 +109,7 @@ impl Lowering<'_> {
         &self,
         g: &mut ExprGraph,
         s: &Scalar,
-        what: &str,
+        what: What<'_>,
     ) -> Result<ExprId, SystemError> {
         let v = self.scalar(g, s, what)?;
         Ok(g.scale(v, self.angle_unit.radians()))
@@ -80,7 +119,7 @@ impl Lowering<'_> {
         &self,
         g: &mut ExprGraph,
         v: &[Scalar; 3],
-        what: &str,
+        what: What<'_>,
     ) -> Result<[ExprId; 3], SystemError> {
         Ok([
             self.scalar(g, &v[0], what)?,
@@ -94,7 +133,7 @@ impl Lowering<'_> {
         &self,
         g: &mut ExprGraph,
         p: &Placement,
-        what: &str,
+        what: What<'_>,
     ) -> Result<Transform, SystemError> {
         if let Some(numeric) = numeric_placement(p, self.angle_unit) {
             return Ok(numeric.map(g));
@@ -300,4 +339,24 @@ fn prescale<const N: usize>(g: &mut ExprGraph, v: [ExprId; N]) -> [ExprId; N] {
         return v;
     }
     std::array::from_fn(|k| g.constant(numbers[k] / largest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::What;
+
+    #[test]
+    fn what_a_value_belongs_to_is_written_as_errors_name_it() {
+        let joint = What::of("joint", "j1");
+        assert_eq!(joint.to_string(), "joint 'j1'");
+        assert_eq!(joint.with("angle").to_string(), "joint 'j1' angle");
+        assert_eq!(
+            What::of("part", "crank").with("placement").to_string(),
+            "part 'crank' placement"
+        );
+        assert_eq!(
+            What::of("motion of joint", "j1").to_string(),
+            "motion of joint 'j1'"
+        );
+    }
 }
