@@ -39,11 +39,11 @@ pub(crate) struct Transform {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct What<'a> {
     /// Before the id: `part`, `joint`, `motion of joint`.
-    pub(crate) kind: &'static str,
+    kind: &'static str,
     /// The element's id.
-    pub(crate) id: &'a str,
+    id: &'a str,
     /// After the id (a field's key, `placement`, `limit`), or empty.
-    pub(crate) detail: &'a str,
+    detail: &'a str,
 }
 
 impl<'a> What<'a> {
