@@ -200,6 +200,24 @@ fn malformed_asmt_names_the_line() {
             "expected 3 numbers, found 2",
         ),
         (
+            own.replacen(
+                "\tConstantGravity\n\t\t0.0 \t-9.81 \t0.0 ",
+                "\tConstantGravity\n\t\t0.0 \t-9.81 \t0.0 \t 1.0",
+                1,
+            ),
+            line_of("ConstantGravity") + 1,
+            "expected 3 numbers, found 4",
+        ),
+        (
+            own.replacen(
+                "\tConstantGravity\n\t\t0.0 \t-9.81 \t0.0 ",
+                "\tConstantGravity\n\t\t0.0 \t-9.8x1 \t0.0 ",
+                1,
+            ),
+            line_of("ConstantGravity") + 1,
+            "'-9.8x1' is not a number",
+        ),
+        (
             own.replacen("\t\tJoints\n", "\t\tJoints\n\t\t\tBogus\n", 1),
             line_of("\t\tJoints") + 1,
             "'Bogus' is not a joint kind",

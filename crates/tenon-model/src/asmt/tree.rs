@@ -290,17 +290,21 @@ impl<'a> Reader<'_, 'a> {
         let mut out = [0.0; 3];
         let mut count = 0;
         let text = self.text(line_node);
-        // Cut at tabs and spaces (ASCII, so on character boundaries).
-        let tokens = text
-            .as_bytes()
-            .split(|&b| b == b'\t' || b == b' ')
-            .scan(0, |at, piece| {
-                let start = *at;
-                *at += piece.len() + 1;
-                Some(text.get(start..start + piece.len()).unwrap_or(""))
-            })
-            .filter(|s| !s.is_empty());
-        for s in tokens {
+        let bytes = text.as_bytes();
+        let gap = |b: u8| b == b'\t' || b == b' ';
+        // Tokens between tabs and spaces, found byte by byte (ASCII cuts, so on
+        // character boundaries).
+        let mut at = 0;
+        while at < bytes.len() {
+            if gap(bytes[at]) {
+                at += 1;
+                continue;
+            }
+            let start = at;
+            while at < bytes.len() && !gap(bytes[at]) {
+                at += 1;
+            }
+            let s = text.get(start..at).unwrap_or("");
             let x = parse_number(s).ok_or_else(|| {
                 ModelError::at_line(self.line(line_node), format!("'{s}' is not a number"))
             })?;
