@@ -26,13 +26,62 @@ use crate::tape::{
 /// indexed once for any number of tapes over them.
 #[derive(Debug, Clone)]
 pub struct LocalColumns {
-    of: FxHashMap<VarId, u32>,
+    of: ColumnOf,
     len: usize,
 }
 
 impl LocalColumns {
     /// Indexes `columns`; an unknown listed twice is an error.
     pub fn new(columns: &[VarId]) -> Result<LocalColumns, ExprError> {
+        Ok(LocalColumns {
+            of: ColumnOf::new(columns)?,
+            len: columns.len(),
+        })
+    }
+}
+
+/// The column of each unknown. A cluster's unknowns were mostly made one part after
+/// another, so their ids lie close together: then an array over their span, read where
+/// the ids lead (a large compile's lookups had been a tenth of it, each a cache miss at
+/// a hashed place); unknowns spread thinly over the ids, a hash map.
+#[derive(Debug, Clone)]
+enum ColumnOf {
+    /// `columns[v - first]` is `v`'s column, [`NOT_A_COLUMN`] for an id between that is
+    /// not one.
+    Span {
+        first: u32,
+        columns: Vec<u32>,
+    },
+    Scattered(FxHashMap<VarId, u32>),
+}
+
+/// An id in a [`ColumnOf::Span`] that is not a column.
+const NOT_A_COLUMN: u32 = u32::MAX;
+
+/// Ids spanned per column at most for the array (with [`SPAN_SLACK`] more): the array
+/// then takes at most a few times the map's memory.
+const SPAN_PER_COLUMN: usize = 4;
+/// Ids the array may span beyond [`SPAN_PER_COLUMN`] per column (a few columns far
+/// apart).
+const SPAN_SLACK: usize = 64;
+
+impl ColumnOf {
+    fn new(columns: &[VarId]) -> Result<ColumnOf, ExprError> {
+        let (first, last) = columns
+            .iter()
+            .fold((u32::MAX, 0), |(lo, hi), v| (lo.min(v.0), hi.max(v.0)));
+        let span = (last as usize + 1).saturating_sub(first as usize);
+        if !columns.is_empty() && span <= SPAN_PER_COLUMN * columns.len() + SPAN_SLACK {
+            let mut of = vec![NOT_A_COLUMN; span];
+            for (k, &v) in columns.iter().enumerate() {
+                let slot = &mut of[(v.0 - first) as usize];
+                if *slot != NOT_A_COLUMN {
+                    return Err(ExprError::DuplicateColumn(v));
+                }
+                *slot = k as u32;
+            }
+            return Ok(ColumnOf::Span { first, columns: of });
+        }
         let mut of: FxHashMap<VarId, u32> = FxHashMap::default();
         of.reserve(columns.len());
         for (k, &v) in columns.iter().enumerate() {
@@ -40,10 +89,20 @@ impl LocalColumns {
                 return Err(ExprError::DuplicateColumn(v));
             }
         }
-        Ok(LocalColumns {
-            of,
-            len: columns.len(),
-        })
+        Ok(ColumnOf::Scattered(of))
+    }
+
+    /// `v`'s column, if it is one.
+    fn get(&self, v: VarId) -> Option<u32> {
+        match self {
+            ColumnOf::Span { first, columns } => {
+                v.0.checked_sub(*first)
+                    .and_then(|k| columns.get(k as usize))
+                    .copied()
+                    .filter(|&c| c != NOT_A_COLUMN)
+            }
+            ColumnOf::Scattered(of) => of.get(&v).copied(),
+        }
     }
 }
 
@@ -250,7 +309,7 @@ impl ExprGraph {
                 None => {
                     row.clear();
                     for v in self.vars_of_marked(out) {
-                        if let Some(&c) = column_of.get(&v) {
+                        if let Some(c) = column_of.get(v) {
                             let d = self.derivative(out, v);
                             if self.as_const(d) != Some(0.0) {
                                 row.push((c, d));
@@ -386,7 +445,7 @@ impl ExprGraph {
             }
             let vars = instances.leaves.vars_at(leaves);
             for &v in vars {
-                let column = columns.of.get(&v).copied().unwrap_or(u32::MAX);
+                let column = columns.of.get(v).unwrap_or(u32::MAX);
                 if form.local && column == u32::MAX {
                     return Err(ExprError::NotAColumn(v));
                 }
@@ -811,7 +870,7 @@ struct Needed<'c> {
     vars: usize,
     params: usize,
     /// For a local tape: where each unknown is read.
-    local: Option<&'c FxHashMap<VarId, u32>>,
+    local: Option<&'c ColumnOf>,
     /// An unknown a local tape needs but was not given.
     foreign: Option<VarId>,
 }
@@ -1267,8 +1326,8 @@ fn plain_instr(
         Node::Var(v) => {
             let index = match needed.local {
                 None => v.0,
-                Some(map) => match map.get(&v) {
-                    Some(&k) => k,
+                Some(map) => match map.get(v) {
+                    Some(k) => k,
                     None => {
                         needed.foreign.get_or_insert(v);
                         0

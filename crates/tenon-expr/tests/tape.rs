@@ -215,6 +215,51 @@ fn local_tape_reads_its_columns_and_matches_the_global_one() {
     );
 }
 
+/// A local tape finds its columns alike whether their unknowns lie close together
+/// among the graph's (indexed by an array over their span) or far apart (a map): same
+/// values, same pattern; an unknown given twice, or one between the columns that is not
+/// one, is refused either way.
+#[test]
+fn columns_close_together_and_far_apart_are_found_alike() {
+    let mut g = ExprGraph::new();
+    let x: Vec<VarId> = (0..1000).map(|k| g.new_var(format!("x{k}"))).collect();
+    let (a, b, c) = (g.var(x[3]), g.var(x[5]), g.var(x[999]));
+    let ab = g.mul(a, b);
+    let bc = g.mul(b, c);
+    let out = [g.add(ab, c), g.sin(bc)];
+    let values = |tape: &tenon_expr::Tape, at: &[f64]| {
+        let mut r = vec![0.0; 2];
+        let mut j = vec![0.0; tape.pattern().nnz()];
+        tape.eval(&mut tape.workspace(), at, &[], &mut r, &mut j)
+            .unwrap();
+        (r, j)
+    };
+    // x3, x5, x999: three columns over a span of 997 ids (a map).
+    let far = g.compile_local(&out, &[x[999], x[3], x[5]]).unwrap();
+    let far_values = values(&far, &[0.3, 1.5, -2.0]);
+    // The same expressions over unknowns 3..=5 and one more near them (an array).
+    let near_out = {
+        let d = g.var(x[4]);
+        let dc = g.mul(b, d);
+        let ad = g.mul(a, b);
+        [g.add(ad, d), g.sin(dc)]
+    };
+    let near = g.compile_local(&near_out, &[x[4], x[3], x[5]]).unwrap();
+    assert_eq!(values(&near, &[0.3, 1.5, -2.0]), far_values);
+    assert_eq!(near.pattern(), far.pattern());
+    for columns in [[x[3], x[5], x[3]], [x[3], x[999], x[3]]] {
+        assert_eq!(
+            g.compile_local(&out, &columns).unwrap_err(),
+            ExprError::DuplicateColumn(x[3])
+        );
+    }
+    // x4 lies between the columns 3 and 5 but is not one of them.
+    assert_eq!(
+        g.compile_local(&near_out, &[x[3], x[5]]).unwrap_err(),
+        ExprError::NotAColumn(x[4])
+    );
+}
+
 /// A grouped tape (`compile_grouped`) computes every value by the same operations as
 /// the plain one, only in another order: residuals and Jacobian values are identical to
 /// the bit, on random expressions and on an assembly-shaped system larger than one
