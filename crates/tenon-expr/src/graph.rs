@@ -44,6 +44,10 @@ pub struct ExprGraph {
     first_parent: Vec<u32>,
     /// Per node kept with its newest child: the next node kept with that child.
     next_sibling: Vec<u32>,
+    /// Per unknown: its node ([`NO_PARENT`]: not made yet). Unknowns are numbered one
+    /// after another, so their nodes are found by index: a 10,000-part build made 70,000
+    /// of them, each an insert at a random place of the table.
+    var_nodes: Vec<u32>,
     var_names: Vec<VarName>,
     /// The shared first parts of names made by [`new_vars_of`](Self::new_vars_of).
     name_bases: Vec<String>,
@@ -139,6 +143,7 @@ impl ExprGraph {
             lookup: NodeTable::default(),
             first_parent: Vec::new(),
             next_sibling: Vec::new(),
+            var_nodes: Vec::new(),
             var_names: Vec::new(),
             name_bases: Vec::new(),
             param_names: Vec::new(),
@@ -171,12 +176,13 @@ impl ExprGraph {
         self.var_masks.reserve(room);
         self.first_parent.reserve(room);
         self.next_sibling.reserve(room);
-        // Most nodes stay out of the table (see `intern`): it holds leaves and nodes
-        // over much-shared children, a tenth to a seventh of a large build's nodes
-        // (measured on chains, ladders and four-bars). Room for a sixth: a table sized
-        // for every node was 8 MB at 10,000 parts, all of it written when made and its
-        // few entries spread over every page.
-        self.lookup.reserve(nodes / 6);
+        // Most nodes stay out of the table (see `intern`): it holds constants,
+        // parameters and nodes over much-shared children, a twentieth to a tenth of a
+        // large build's nodes (measured on chains, ladders and RSSR four-bars, whose
+        // builds are asked to reserve some more than they make). Room for a sixteenth: a
+        // table sized for every node was 8 MB at 10,000 parts, all of it written when
+        // made and its few entries spread over every page.
+        self.lookup.reserve(nodes / 16);
     }
 
     /// Number of nodes stored (distinct subexpressions, including leaves).
@@ -251,9 +257,13 @@ impl ExprGraph {
     /// 10,000-part build are spread over megabytes.
     ///
     /// Architecture invariant: a node with operands is in its newest operand's list or,
-    /// if that list was full when it was made, in the table; a leaf or a spline node is
-    /// in the table. So no node is made twice.
+    /// if that list was full when it was made, in the table; an unknown's node is in
+    /// `var_nodes`; any other leaf or a spline node is in the table. So no node is made
+    /// twice.
     pub(crate) fn intern(&mut self, node: Node) -> ExprId {
+        if let Node::Var(v) = node {
+            return self.var_node(v);
+        }
         let newest = match node {
             Node::Unary(_, a) | Node::Powi(a, _) => Some(a),
             Node::Binary(_, a, b) => Some(a.max(b)),
@@ -299,6 +309,22 @@ impl ExprGraph {
         let id = self.push(node);
         self.lookup.insert(at, hash, id);
         id
+    }
+
+    /// The node of unknown `v`, made if there is none yet (kept in `var_nodes`, not in
+    /// the table).
+    fn var_node(&mut self, v: VarId) -> ExprId {
+        match self.var_nodes.get(v.index()) {
+            Some(&id) if id != NO_PARENT => ExprId(id),
+            _ => {
+                let id = self.push(Node::Var(v));
+                if self.var_nodes.len() <= v.index() {
+                    self.var_nodes.resize(v.index() + 1, NO_PARENT);
+                }
+                self.var_nodes[v.index()] = id.0;
+                id
+            }
+        }
     }
 
     /// Appends `node` to the arena (not to the table) and returns its id.
@@ -941,5 +967,18 @@ mod tests {
         assert_eq!(over, again.into_iter().rev().collect::<Vec<_>>());
         assert_eq!(g.node_count(), held);
         assert!(over.len() > SIBLINGS);
+
+        // Unknowns' nodes (kept by index, not in the table): one each, whether asked
+        // for by `var` or as a node, and in whatever order the unknowns are first used.
+        let later: Vec<VarId> = (0..5).map(|k| g.new_var(format!("u{k}"))).collect();
+        let held = g.node_count();
+        let backwards: Vec<ExprId> = later.iter().rev().map(|&v| g.var(v)).collect();
+        assert_eq!(g.node_count(), held + 5);
+        for (&v, &e) in later.iter().rev().zip(&backwards) {
+            assert_eq!(g.var(v), e);
+            assert_eq!(g.intern(Node::Var(v)), e);
+            assert_eq!(g.node(e), Node::Var(v));
+        }
+        assert_eq!(g.node_count(), held + 5);
     }
 }
