@@ -185,6 +185,14 @@ impl ExprGraph {
         self.lookup.reserve(nodes / 16);
     }
 
+    /// Room for `unknowns` more unknowns and their nodes' index (a build knows how many
+    /// its parts make: seven each; the list of 70,000 names grown by doubling had been
+    /// copied a dozen times).
+    pub fn reserve_unknowns(&mut self, unknowns: usize) {
+        self.var_names.reserve(unknowns);
+        self.var_nodes.reserve(unknowns);
+    }
+
     /// Number of nodes stored (distinct subexpressions, including leaves).
     pub fn node_count(&self) -> usize {
         self.nodes.len()

@@ -239,6 +239,8 @@ impl System {
         graph.reserve(
             NODES_PER_PART * assembly.part_count() + NODES_PER_JOINT * assembly.joint_count(),
         );
+        // Seven unknowns a free part (position and quaternion).
+        graph.reserve_unknowns(7 * assembly.part_count());
         let mut b = Builder {
             graph,
             lowering_params: Vec::new(),
