@@ -1341,7 +1341,7 @@ fn plain_instr(
             needed.params = needed.params.max(p.index() + 1);
             load(Op::LoadParam, p.0)
         }
-        Node::Const(bits) => load(Op::LoadConst, consts.get(bits)),
+        Node::Const(bits) => load(Op::LoadConst, consts.get(bits.bits())),
         Node::Unary(op, x) => {
             let op = match op {
                 Unary::Neg => Op::Neg,

@@ -54,7 +54,7 @@ impl ExprGraph {
         };
         for &n in &nodes {
             let v = match self.node(n) {
-                Node::Const(bits) => f64::from_bits(bits),
+                Node::Const(bits) => bits.value(),
                 Node::Var(x) => *vars.get(x.index()).ok_or(ExprError::Length {
                     what: "unknowns",
                     expected: x.index() + 1,
@@ -106,7 +106,7 @@ fn write_expr(g: &ExprGraph, e: ExprId, f: &mut fmt::Formatter<'_>, depth: usize
         return write!(f, "…");
     }
     match g.node(e) {
-        Node::Const(bits) => write!(f, "{}", f64::from_bits(bits)),
+        Node::Const(bits) => write!(f, "{}", bits.value()),
         Node::Var(v) => write!(f, "{}", g.var_name(v)),
         Node::Param(p) => write!(f, "{}", g.param_name(p)),
         Node::Unary(Unary::Neg, a) => {

@@ -25,7 +25,7 @@ use std::hash::BuildHasher;
 
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
-use crate::node::{powi, Binary, ExprId, Node, ParamId, Unary, VarId};
+use crate::node::{powi, Binary, ConstBits, ExprId, Node, ParamId, Unary, VarId};
 use crate::spline::SplineTables;
 use crate::table::{NodeTable, Probe};
 
@@ -160,8 +160,8 @@ impl ExprGraph {
             templates: Default::default(),
             compile_scratch: Default::default(),
         };
-        g.zero = g.intern(Node::Const(0.0f64.to_bits()));
-        g.one = g.intern(Node::Const(1.0f64.to_bits()));
+        g.zero = g.intern(Node::Const(ConstBits::of(0.0)));
+        g.one = g.intern(Node::Const(ConstBits::of(1.0)));
         g
     }
 
@@ -216,7 +216,7 @@ impl ExprGraph {
         self.nodes
             .get(e.index())
             .copied()
-            .unwrap_or(Node::Const(0.0f64.to_bits()))
+            .unwrap_or(Node::Const(ConstBits::of(0.0)))
     }
 
     /// The constant value of `e`, if it is a constant.
@@ -354,7 +354,7 @@ impl ExprGraph {
 
     /// The constant `value`.
     pub fn constant(&mut self, value: f64) -> ExprId {
-        self.intern(Node::Const(value.to_bits()))
+        self.intern(Node::Const(ConstBits::of(value)))
     }
 
     /// The constant 0.
@@ -562,7 +562,7 @@ impl ExprGraph {
     /// `-a`
     pub fn neg(&mut self, a: ExprId) -> ExprId {
         match self.node(a) {
-            Node::Const(bits) => self.constant(-f64::from_bits(bits)),
+            Node::Const(bits) => self.constant(-bits.value()),
             Node::Unary(Unary::Neg, x) => x,
             Node::Binary(Binary::Sub, x, y) => self.sub(y, x),
             _ => self.intern(Node::Unary(Unary::Neg, a)),
@@ -578,7 +578,7 @@ impl ExprGraph {
             return a;
         }
         match self.node(a) {
-            Node::Const(bits) => return self.constant(powi(f64::from_bits(bits), n)),
+            Node::Const(bits) => return self.constant(powi(bits.value(), n)),
             Node::Powi(x, m) => {
                 if let Some(mn) = m.checked_mul(n).filter(|mn| mn.abs() <= MAX_POWI) {
                     return self.powi(x, mn);
@@ -888,11 +888,11 @@ mod tests {
             hashes.len()
         };
         let coordinates: Vec<Node> = (0..4096)
-            .map(|k| Node::Const((100_000.0 + 100.0 * f64::from(k)).to_bits()))
+            .map(|k| Node::Const(ConstBits::of(100_000.0 + 100.0 * f64::from(k))))
             .collect();
         assert!(distinct(coordinates) >= 4090);
         let halves: Vec<Node> = (-2048..2048)
-            .map(|k| Node::Const((0.5 * f64::from(k)).to_bits()))
+            .map(|k| Node::Const(ConstBits::of(0.5 * f64::from(k))))
             .collect();
         assert!(distinct(halves) >= 4090);
         let products: Vec<Node> = (0..4096)
@@ -903,7 +903,7 @@ mod tests {
         let slots = 8192;
         let mut load = vec![0u32; slots];
         for k in 0..4096 {
-            let node = Node::Const((100_000.0 + 100.0 * f64::from(k)).to_bits());
+            let node = Node::Const(ConstBits::of(100_000.0 + 100.0 * f64::from(k)));
             load[crate::table::home_of(node_hash(&node), slots)] += 1;
         }
         assert!(load.iter().all(|&n| n <= 8), "{:?}", load.iter().max());

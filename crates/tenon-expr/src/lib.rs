@@ -60,6 +60,6 @@ pub use compile::LocalColumns;
 pub use deriv::DirectionId;
 pub use error::{ExprError, ParseError};
 pub use graph::ExprGraph;
-pub use node::{Binary, Children, ExprId, Node, ParamId, SplineId, Unary, VarId};
+pub use node::{Binary, Children, ConstBits, ExprId, Node, ParamId, SplineId, Unary, VarId};
 pub use parse::{parse, parse_into, AngleUnit, ParseOptions, ParsedExpr, MAX_NESTING};
 pub use tape::{JacobianPattern, Tape, TapeOutput, TapeWorkspace};

@@ -354,9 +354,9 @@ impl ExprGraph {
                 }
                 let local = |e: ExprId| ExprId(position(seen, e).unwrap_or(0));
                 let shaped = match node {
-                    Node::Const(bits) if is_literal(bits) => node,
+                    Node::Const(bits) if is_literal(bits.bits()) => node,
                     Node::Const(bits) => {
-                        leaves.consts.push(bits);
+                        leaves.consts.push(bits.bits());
                         Node::Param(ParamId(CONSTANT_LEAF | (leaves.consts.len() - 1) as u32))
                     }
                     Node::Var(v) => {
