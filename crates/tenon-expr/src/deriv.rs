@@ -24,7 +24,7 @@
 //! Differentiation is iterative (an explicit stack), so arbitrarily deep expressions do
 //! not overflow the call stack.
 
-use crate::graph::{var_bit, ExprGraph};
+use crate::graph::{var_bit, ExprGraph, VarMask};
 use crate::node::{Binary, ExprId, Node, ParamId, Unary, VarId};
 
 /// What a derivative is taken with respect to: an unknown, a parameter (time, in
@@ -46,7 +46,7 @@ pub struct DirectionId(u32);
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Direction {
     of: rustc_hash::FxHashMap<VarId, ExprId>,
-    mask: u64,
+    mask: VarMask,
 }
 
 impl ExprGraph {

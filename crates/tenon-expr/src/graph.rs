@@ -33,9 +33,9 @@ use crate::table::{NodeTable, Probe};
 #[derive(Debug, Clone)]
 pub struct ExprGraph {
     nodes: Vec<Node>,
-    /// Per node: a 64-bit Bloom mask of the variables it depends on (`1 << (var % 64)`).
+    /// Per node: a 32-bit Bloom mask of the variables it depends on ([`VarMask`]).
     /// A clear bit proves independence, which lets differentiation skip whole subtrees.
-    var_masks: Vec<u64>,
+    var_masks: Vec<VarMask>,
     /// Hash-consing: node ids with 32 bits of their hashes (module `table`), except
     /// those kept with their newest child (see [`intern`](Self::intern)).
     lookup: NodeTable,
@@ -129,9 +129,14 @@ pub(crate) fn pow_value(x: f64, y: f64) -> f64 {
     }
 }
 
+/// A Bloom mask of unknowns: bit `v % 32` for each unknown `v` below a node. A
+/// joint's equations read two parts' fourteen unknowns, numbered one after another, so
+/// 32 bits tell them apart as 64 did, at half the memory a node.
+pub(crate) type VarMask = u32;
+
 #[inline]
-pub(crate) fn var_bit(v: VarId) -> u64 {
-    1u64 << (v.0 % 64)
+pub(crate) fn var_bit(v: VarId) -> VarMask {
+    1 << (v.0 % VarMask::BITS)
 }
 
 impl ExprGraph {
@@ -224,7 +229,7 @@ impl ExprGraph {
         self.node(e).as_const()
     }
 
-    pub(crate) fn var_mask(&self, e: ExprId) -> u64 {
+    pub(crate) fn var_mask(&self, e: ExprId) -> VarMask {
         self.var_masks.get(e.index()).copied().unwrap_or(0)
     }
 

@@ -85,7 +85,7 @@ pub(crate) fn blend(n: usize, u: f64, order: u8, coefficient: impl Fn(usize) -> 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SplineTables {
     tables: Vec<Vec<ExprId>>,
-    masks: Vec<u64>,
+    masks: Vec<crate::graph::VarMask>,
     lookup: rustc_hash::FxHashMap<Vec<ExprId>, SplineId>,
 }
 
@@ -94,7 +94,7 @@ impl SplineTables {
         self.tables.get(t.index()).map_or(&[], Vec::as_slice)
     }
 
-    pub(crate) fn mask(&self, t: SplineId) -> u64 {
+    pub(crate) fn mask(&self, t: SplineId) -> crate::graph::VarMask {
         self.masks.get(t.index()).copied().unwrap_or(0)
     }
 }
