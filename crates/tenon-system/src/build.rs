@@ -1,6 +1,7 @@
 //! Building the equations of an assembly.
 
 use rustc_hash::FxHashMap;
+use slotmap::SecondaryMap;
 use tenon_expr::{ExprGraph, ExprId, ParamId, VarId};
 use tenon_model::{
     matrix_to_quaternion, Assembly, CamProfile, Coordinate, Field, JointKey, MarkerSpec, PartKey,
@@ -277,7 +278,9 @@ impl System {
             (false, _) => Grounding::Floating,
             (true, _) => Grounding::Explicit,
         };
-        let mut transforms: FxHashMap<PartKey, Transform> = FxHashMap::default();
+        // Per part and per joint, by their keys' slots (a map hashed them all over its
+        // memory; a chain's joints look up parts one after another).
+        let mut transforms: SecondaryMap<PartKey, Transform> = SecondaryMap::new();
         let mut free_parts = Vec::new();
         let mut rotations = Vec::new();
         let mut sizes = Vec::new();
@@ -332,7 +335,7 @@ impl System {
         let mut equations = Vec::new();
         let mut limits = Vec::new();
         let mut branches = Vec::new();
-        let mut frames: FxHashMap<JointKey, (Frame, Frame)> = FxHashMap::default();
+        let mut frames: SecondaryMap<JointKey, (Frame, Frame)> = SecondaryMap::new();
         for (key, joint) in assembly.joints() {
             if joint.suppressed {
                 continue;
@@ -360,7 +363,7 @@ impl System {
                         MarkerSpec::Inline(p) => p,
                     };
                     let local = b.placement(local, what)?;
-                    let part_t = transforms.get(&end.part).copied().ok_or_else(|| {
+                    let part_t = transforms.get(end.part).copied().ok_or_else(|| {
                         SystemError::Unsupported {
                             what: what.to_string(),
                             message: "a joint end names an unknown part".into(),
@@ -480,7 +483,7 @@ impl System {
             if joint.suppressed {
                 continue;
             }
-            let Some(&(fi, fj)) = frames.get(&motion.joint) else {
+            let Some(&(fi, fj)) = frames.get(motion.joint) else {
                 continue;
             };
             let is_angle = motion.coordinate == Coordinate::Angle;

@@ -555,12 +555,17 @@ impl ClusterTape {
         let n6 = 6 * self.parts.len();
         // The cluster's counted angles (system indices), found once, and the local
         // unknowns each one's raw angle reads.
-        let position: FxHashMap<VarId, usize> =
-            self.vars.iter().enumerate().map(|(k, &v)| (v, k)).collect();
         let mut readers: Vec<Vec<usize>> = vec![Vec::new(); self.vars.len()];
+        // The local index of each unknown, made only for a cluster with counted angles
+        // (a 10,000-link chain has none, and a map of its 70,000 unknowns was made for
+        // nothing).
+        let mut position: FxHashMap<VarId, usize> = FxHashMap::default();
         for (t, turn) in system.turns.iter().enumerate() {
             if !self.turns.contains(&turn.turns) {
                 continue;
+            }
+            if position.is_empty() {
+                position = self.vars.iter().enumerate().map(|(k, &v)| (v, k)).collect();
             }
             for v in system.graph.vars_of(turn.raw) {
                 if let Some(&k) = position.get(&v) {
@@ -754,14 +759,22 @@ pub(crate) fn compile_clusters(
 ) -> Result<(Vec<ClusterTape>, ClusterTape), SystemError> {
     let n_parts = system.free_parts.len();
     let groups = n_parts + system.extra.len();
-    let mut group_of: FxHashMap<VarId, usize> = FxHashMap::default();
+    // Each unknown's group (its part, or its extra unknown), by the unknown's index:
+    // unknowns are numbered densely, and a map of a 10,000-part build's 70,000 had its
+    // inserts and lookups all over the memory it took.
+    let mut group_of: Vec<Option<u32>> = vec![None; system.graph.var_count()];
+    let mut set_group = |v: VarId, g: usize| {
+        if let Some(slot) = group_of.get_mut(v.index()) {
+            *slot = Some(g as u32);
+        }
+    };
     for (k, p) in system.free_parts.iter().enumerate() {
         for &v in &p.vars {
-            group_of.insert(v, k);
+            set_group(v, k);
         }
     }
     for (k, e) in system.extra.iter().enumerate() {
-        group_of.insert(e.var, n_parts + k);
+        set_group(e.var, n_parts + k);
     }
     let mut uf = UnionFind::<usize>::new(groups.max(1));
     let has_unknowns: Vec<bool> = system
@@ -775,7 +788,11 @@ pub(crate) fn compile_clusters(
     let mut first_group_of_all = |roots: &[ExprId], uf: &mut UnionFind<usize>| -> Option<usize> {
         graph.vars_of_marked_all_into(roots, &mut vars);
         gs.clear();
-        gs.extend(vars.iter().filter_map(|v| group_of.get(v).copied()));
+        gs.extend(
+            vars.iter()
+                .filter_map(|v| group_of.get(v.index()).copied().flatten())
+                .map(|g| g as usize),
+        );
         for w in gs.windows(2) {
             uf.union(w[0], w[1]);
         }
