@@ -44,7 +44,7 @@ pub struct ExprGraph {
     first_parent: Vec<u32>,
     /// Per node kept with its newest child: the next node kept with that child.
     next_sibling: Vec<u32>,
-    /// Per unknown: its node ([`NO_PARENT`]: not made yet). Unknowns are numbered one
+    /// Per unknown: its node ([`NO_NODE`]: not made yet). Unknowns are numbered one
     /// after another, so their nodes are found by index: a 10,000-part build made 70,000
     /// of them, each an insert at a random place of the table.
     var_nodes: Vec<u32>,
@@ -89,6 +89,9 @@ enum VarName {
 
 /// No node is built over this one yet (see [`ExprGraph::intern`]); the end of a list.
 const NO_PARENT: u32 = u32::MAX;
+
+/// An unknown whose node is not made yet (in `var_nodes`).
+const NO_NODE: u32 = u32::MAX;
 
 /// Most nodes kept with their newest child (see [`ExprGraph::intern`]); further ones
 /// go into the hash table.
@@ -328,11 +331,11 @@ impl ExprGraph {
     /// the table).
     fn var_node(&mut self, v: VarId) -> ExprId {
         match self.var_nodes.get(v.index()) {
-            Some(&id) if id != NO_PARENT => ExprId(id),
+            Some(&id) if id != NO_NODE => ExprId(id),
             _ => {
                 let id = self.push(Node::Var(v));
                 if self.var_nodes.len() <= v.index() {
-                    self.var_nodes.resize(v.index() + 1, NO_PARENT);
+                    self.var_nodes.resize(v.index() + 1, NO_NODE);
                 }
                 self.var_nodes[v.index()] = id.0;
                 id
