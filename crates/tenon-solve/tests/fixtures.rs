@@ -102,6 +102,24 @@ fn a_forced_flip_is_reported() {
                  { "id": "lid", "placement": { "rotation": { "axis": [1, 0, 0], "angle": 80 } }, "markers": { "pin": {} } } ],
       "joints": [ { "id": "hinge", "type": "revolute", "i": { "part": "lid", "marker": "pin" }, "j": { "part": "ground", "marker": "pin" } },
                   { "id": "weld", "type": "fixed", "i": { "part": "lid", "marker": "pin" }, "j": { "part": "ground", "marker": "dock" } } ] }"#;
+    forced_flip_is_reported(text);
+}
+
+/// [`a_forced_flip_is_reported`] with the dock's turn and the lid's pin given by
+/// parameters: their frames are expressions, so the two joints' indicators are compiled
+/// rather than worked out in numbers, and the report is the same.
+#[test]
+fn a_forced_flip_is_reported_for_frames_placed_by_parameters() {
+    let text = r#"{ "format": "tenon-assembly", "version": 1,
+      "parameters": { "half": 180, "none": 0 },
+      "parts": [ { "id": "ground", "grounded": true, "markers": { "pin": {}, "dock": { "rotation": { "axis": [1, 0, 0], "angle": "half" } } } },
+                 { "id": "lid", "placement": { "rotation": { "axis": [1, 0, 0], "angle": 80 } }, "markers": { "pin": { "rotation": { "axis": [0, 0, 1], "angle": "none" } } } } ],
+      "joints": [ { "id": "hinge", "type": "revolute", "i": { "part": "lid", "marker": "pin" }, "j": { "part": "ground", "marker": "pin" } },
+                  { "id": "weld", "type": "fixed", "i": { "part": "lid", "marker": "pin" }, "j": { "part": "ground", "marker": "dock" } } ] }"#;
+    forced_flip_is_reported(text);
+}
+
+fn forced_flip_is_reported(text: &str) {
     let a = read_json(text, None).unwrap();
     let mut system = System::build(&a).unwrap();
     let compiled = system.compile().unwrap();

@@ -8,6 +8,7 @@ use tenon_model::{
     Placement,
 };
 
+use crate::branch::{Branches, NumericRotation};
 use crate::contact::{self, Profiles};
 use crate::custom;
 use crate::error::SystemError;
@@ -122,8 +123,8 @@ pub struct System {
     pub(crate) equations: Vec<Equation>,
     pub(crate) turns: Vec<Turns>,
     pub(crate) limits: Vec<LimitSpec>,
-    /// Per joint: expressions whose signs tell its branch.
-    pub(crate) branches: Vec<(JointKey, ExprId)>,
+    /// Per joint: the indicators whose signs tell its branch.
+    pub(crate) branches: Branches,
     /// Per motion of the assembly (by index), the joint it drives.
     pub(crate) motion_joints: Vec<JointKey>,
     pub(crate) params: Vec<f64>,
@@ -281,6 +282,8 @@ impl System {
         // Per part and per joint, by their keys' slots (a map hashed them all over its
         // memory; a chain's joints look up parts one after another).
         let mut transforms: SecondaryMap<PartKey, Transform> = SecondaryMap::new();
+        // Per part, its rotation as far as it is numbers (for branch indicators).
+        let mut numeric_rotations: SecondaryMap<PartKey, NumericRotation> = SecondaryMap::new();
         let mut free_parts = Vec::new();
         let mut rotations = Vec::new();
         let mut sizes = Vec::new();
@@ -304,6 +307,13 @@ impl System {
                         let from_origin = at.iter().map(|x| x * x).sum::<f64>().sqrt();
                         fixed_reach = fixed_reach
                             .max(from_origin + part_size(part, values, assembly.units()));
+                        if let Some(matrix) = constant_matrix(&b.graph, &placed.rotation) {
+                            let numeric = NumericRotation {
+                                quaternion: None,
+                                matrix,
+                            };
+                            numeric_rotations.insert(key, numeric);
+                        }
                         transforms.insert(key, placed);
                         continue;
                     }
@@ -327,6 +337,11 @@ impl System {
                     translation: [e[0], e[1], e[2]],
                 },
             );
+            let numeric = NumericRotation {
+                quaternion: Some([3, 4, 5, 6].map(|k| vars[k].index() as u32)),
+                matrix: IDENTITY,
+            };
+            numeric_rotations.insert(key, numeric);
             free_parts.push(FreePart { part: key, vars });
             rotations.push(rotation);
             sizes.push(part_size(part, values, assembly.units()));
@@ -334,7 +349,7 @@ impl System {
 
         let mut equations = Vec::new();
         let mut limits = Vec::new();
-        let mut branches = Vec::new();
+        let mut branches = Branches::default();
         let mut frames: SecondaryMap<JointKey, (Frame, Frame)> = SecondaryMap::new();
         for (key, joint) in assembly.joints() {
             if joint.suppressed {
@@ -342,9 +357,12 @@ impl System {
             }
             b.joint = Some(key);
             let what = What::of("joint", &joint.id);
-            // The world frame of one end's marker.
-            let mut frame_of =
-                |end: &tenon_model::MarkerRef| -> Result<Frame, SystemError> {
+            // The world frame of one end's marker, and its rotation as far as it is
+            // numbers.
+            let mut frame_of = |end: &tenon_model::MarkerRef| -> Result<
+                (Frame, Option<NumericRotation>),
+                SystemError,
+            > {
                     let part = assembly
                         .part(end.part)
                         .ok_or_else(|| SystemError::Unsupported {
@@ -369,9 +387,16 @@ impl System {
                             message: "a joint end names an unknown part".into(),
                         }
                     })?;
-                    Ok(marker_frame(&mut b.graph, &part_t, &local))
+                    let numeric = numeric_rotations.get(end.part).and_then(|part| {
+                        let local = constant_matrix(&b.graph, &local.rotation)?;
+                        Some(NumericRotation {
+                            quaternion: part.quaternion,
+                            matrix: matrix_product(&part.matrix, &local),
+                        })
+                    });
+                    Ok((marker_frame(&mut b.graph, &part_t, &local), numeric))
                 };
-            let (fi, fj) = (frame_of(&joint.i)?, frame_of(&joint.j)?);
+            let ((fi, ni), (fj, nj)) = (frame_of(&joint.i)?, frame_of(&joint.j)?);
             frames.insert(key, (fi, fj));
             let mut fields = Fields { values: Vec::new() };
             for (field, value) in &joint.fields {
@@ -405,8 +430,11 @@ impl System {
                 i: lowered_profiles[0].as_ref(),
                 j: lowered_profiles[1].as_ref(),
             };
-            for e in joints::branch_indicators(&mut b.graph, joint.joint_type, &fi, &fj) {
-                branches.push((key, e));
+            for &axis in joints::branch_axes(joint.joint_type) {
+                let g = &mut b.graph;
+                branches.push(key, axis, [ni, nj], || {
+                    g.dot(&fi.axes[axis], &fj.axes[axis])
+                });
             }
             let mut residuals =
                 joints::equations(&mut b, joint.joint_type, &fi, &fj, &fields, profiles);
@@ -684,6 +712,26 @@ impl System {
 }
 
 /// A vector of `actual` values where `expected` are needed is an error naming both.
+const IDENTITY: [[f64; 3]; 3] = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+
+/// A matrix of constant expressions in numbers (`None` if any entry is not constant).
+fn constant_matrix(g: &ExprGraph, m: &[[ExprId; 3]; 3]) -> Option<[[f64; 3]; 3]> {
+    let mut out = [[0.0; 3]; 3];
+    for (row, exprs) in out.iter_mut().zip(m) {
+        for (x, &e) in row.iter_mut().zip(exprs) {
+            *x = g.as_const(e)?;
+        }
+    }
+    Some(out)
+}
+
+/// `a * b` for 3x3 matrices (rows).
+fn matrix_product(a: &[[f64; 3]; 3], b: &[[f64; 3]; 3]) -> [[f64; 3]; 3] {
+    std::array::from_fn(|i| {
+        std::array::from_fn(|j| a[i][0] * b[0][j] + a[i][1] * b[1][j] + a[i][2] * b[2][j])
+    })
+}
+
 pub(crate) fn check_length(
     what: &'static str,
     expected: usize,

@@ -330,15 +330,11 @@ pub(crate) fn equations(
     }
 }
 
-/// Expressions whose sign tells a joint's branch: `z_i . z_j` for joints that align axes
-/// (their equations also hold at `z_i = -z_j`), and `x_i . x_j` for those that also lock
-/// the twist. A sign change between two states is a flip to the mirror pose.
-pub(crate) fn branch_indicators(
-    g: &mut ExprGraph,
-    joint_type: JointType,
-    i: &Frame,
-    j: &Frame,
-) -> Vec<ExprId> {
+/// The local axes (0 x, 2 z) whose dot product `a_i . a_j` tells a joint's branch (see
+/// module `branch`): `z` for joints that align axes (their equations also hold at
+/// `z_i = -z_j`), and `x` as well for those that also lock the twist. A sign change
+/// between two states is a flip to the mirror pose.
+pub(crate) fn branch_axes(joint_type: JointType) -> &'static [usize] {
     let aligns = matches!(
         joint_type,
         JointType::Fixed
@@ -353,14 +349,11 @@ pub(crate) fn branch_indicators(
             | JointType::CoplanarParallelAtDistance
     );
     let locks_twist = matches!(joint_type, JointType::Fixed | JointType::Slider);
-    let mut out = Vec::new();
-    if aligns {
-        out.push(g.dot(&i.z(), &j.z()));
+    match (aligns, locks_twist) {
+        (true, true) => &[2, 0],
+        (true, false) => &[2],
+        _ => &[],
     }
-    if locks_twist {
-        out.push(g.dot(&i.x(), &j.x()));
-    }
-    out
 }
 
 /// `2 pi (s - s0) - pitch (a - a0)`: `s = (O_j - O_i) . z_i` the advance of `O_j` along

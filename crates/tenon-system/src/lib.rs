@@ -17,6 +17,7 @@
 
 #![warn(missing_docs)]
 
+mod branch;
 mod build;
 mod cluster;
 mod contact;

@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-use tenon_expr::{ExprId, Tape, TapeOutput, TapeWorkspace};
+use tenon_expr::{Tape, TapeOutput, TapeWorkspace};
 
 use crate::build::System;
 use crate::cluster::{compile_clusters, ClusterTape, Scratch};
@@ -145,10 +145,11 @@ impl System {
     /// Compiles all equations (once; evaluate many times), cluster by cluster.
     pub fn compile(&mut self) -> Result<Compiled, SystemError> {
         let (clusters, fixed) = compile_clusters(self)?;
-        let indicators: Vec<ExprId> = self.branches.iter().map(|&(_, e)| e).collect();
-        // One group per indicator: the indicators of joints of one kind share a shape.
+        // The indicators not worked out in numbers (module `branch`); one group per
+        // indicator: those of joints of one kind share a shape.
+        let indicators = &self.branches.expressions;
         let groups: Vec<u32> = (0..indicators.len() as u32).collect();
-        let branches = self.graph.compile_by_shape(&indicators, &groups, &[])?;
+        let branches = self.graph.compile_by_shape(indicators, &groups, &[])?;
         let mut cluster_of = vec![clusters.len() as u32; self.equations.len()];
         for (k, c) in clusters.iter().enumerate() {
             for &r in c.equations() {
@@ -330,14 +331,22 @@ impl System {
         if self.branches.is_empty() {
             return Ok(Vec::new());
         }
-        let (a, b) = compiled.branches.with(|tape, ws, out| {
-            tape.evaluate_residuals(ws, before, params, out)?;
-            let a = out.residuals().to_vec();
-            tape.evaluate_residuals(ws, after, params, out)?;
-            Ok::<_, SystemError>((a, out.residuals().to_vec()))
-        })?;
+        let (a, b) = if self.branches.expressions.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            compiled.branches.with(|tape, ws, out| {
+                tape.evaluate_residuals(ws, before, params, out)?;
+                let a = out.residuals().to_vec();
+                tape.evaluate_residuals(ws, after, params, out)?;
+                Ok::<_, SystemError>((a, out.residuals().to_vec()))
+            })?
+        };
+        let (a, b) = (
+            self.branches.values(before, &a),
+            self.branches.values(after, &b),
+        );
         let mut flipped = Vec::new();
-        for ((&(joint, _), &x), &y) in self.branches.iter().zip(&a).zip(&b) {
+        for ((&(joint, _), &x), &y) in self.branches.indicators.iter().zip(&a).zip(&b) {
             // The branch nearest the start is its indicator's sign, either way: a part
             // started 150 degrees off that ends aligned changed branch as surely as one
             // started aligned that ends reversed. Near zero the branch is undecided.
