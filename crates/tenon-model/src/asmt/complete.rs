@@ -127,18 +127,9 @@ fn tab_then_blank(bytes: &[u8]) -> bool {
         .any(|(&a, &c)| a == b'\t' && c <= b' ')
 }
 
-/// Where line `line` (numbered from 1; 0 is the start) begins in `text`.
-fn start_offset(text: &str, line: usize) -> usize {
-    if line == 0 {
-        return 0;
-    }
-    memchr::memchr_iter(b'\n', text.as_bytes())
-        .nth(line - 1)
-        .map_or(text.len(), |p| p + 1)
-}
-
-/// Checks the `TimeSeries` block, from its first line (`start`, 1-based) to the end of
-/// `text`: its shape, and `parts` part blocks and `others` other blocks.
+/// Checks the `TimeSeries` block: `text` from its `TimeSeries` line (line `start`,
+/// 1-based, of the file) to the end of the file. Its shape, and `parts` part blocks and
+/// `others` other blocks.
 pub(super) fn check_time_series(
     text: &str,
     start: usize,
@@ -174,8 +165,10 @@ pub(super) fn check_time_series(
         }
         head.map(|h| (h, count))
     }
-    let offset = start_offset(text, start);
-    let block = text.get(offset..).unwrap_or("");
+    // The rows, after the `TimeSeries` line.
+    let block = memchr::memchr(b'\n', text.as_bytes())
+        .and_then(|end| text.get(end + 1..))
+        .unwrap_or("");
     let clean = !tab_then_blank(block.as_bytes()) && !block.ends_with('\t');
     // The lines from `start` on (numbered from 1), without their '\r'; `last` is the
     // number of the file's last line.
@@ -265,7 +258,11 @@ pub(super) fn check_time_series(
 
 #[cfg(test)]
 mod tests {
-    use super::check_time_series;
+    /// The block from its `TimeSeries` line (line 2 of the texts here).
+    fn check_time_series(text: &str, start: usize, expected: (usize, usize)) -> super::Result<()> {
+        let at = text.find("TimeSeries").unwrap_or(text.len());
+        super::check_time_series(&text[at..], start, expected)
+    }
 
     /// A TimeSeries of one assembly block (no parts, no joints) with `frames` values per
     /// row, each row written by `row(name, frame)`.

@@ -43,9 +43,10 @@ pub fn read_asmt(
     reader.contact_markers = reader.contact_marker_names();
     let read = || -> Result<Assembly> {
         let assembly = reader.assembly()?;
-        if let Some(line) = tree.time_series_line() {
+        if let Some((line, offset)) = tree.time_series_start() {
             let expected = reader.series_expected(reader.root()?)?;
-            complete::check_time_series(text, line, expected)?;
+            let block = text.get(offset..).unwrap_or("");
+            complete::check_time_series(block, line, expected)?;
         }
         Ok(assembly)
     };

@@ -26,8 +26,9 @@ pub(super) struct Tree<'a> {
     /// for the whole tree, not one per line).
     children: Vec<usize>,
     child_start: Vec<usize>,
-    /// The line of `TimeSeries`, when the file has the block.
-    time_series: Option<usize>,
+    /// The line of `TimeSeries` and where it starts in the text, when the file has the
+    /// block.
+    time_series: Option<(usize, usize)>,
     /// The whole text (its last line is counted only for an error).
     text: &'a str,
 }
@@ -36,7 +37,11 @@ pub(super) const ROOT: usize = 0;
 
 impl<'a> Tree<'a> {
     pub(super) fn parse(text: &'a str) -> Result<Self> {
-        let mut nodes = Vec::with_capacity(64);
+        let bytes = text.as_bytes();
+        // A node per line before `TimeSeries` at most (counted at once: the list had
+        // grown by copying itself several times in a large file).
+        let head = memchr::memmem::find(bytes, b"\nTimeSeries").map_or(bytes, |end| &bytes[..end]);
+        let mut nodes = Vec::with_capacity(bytecount::count(head, b'\n') + 2);
         nodes.push(Node {
             line: 0,
             text: "",
@@ -46,13 +51,13 @@ impl<'a> Tree<'a> {
         // (node, depth) of the open ancestors; the root has depth -1.
         let mut stack: Vec<(usize, isize)> = vec![(ROOT, -1)];
         let mut time_series = None;
-        let bytes = text.as_bytes();
         let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
         let mut from = 0;
         for (k, end) in ends.enumerate() {
             let line = k + 1;
             // Cut at ASCII bytes, so on character boundaries.
             let raw = text.get(from..end).unwrap_or("");
+            let line_start = from;
             from = end + 1;
             let raw = raw.strip_suffix('\r').unwrap_or(raw);
             let tabs = raw.bytes().take_while(|&b| b == b'\t').count();
@@ -65,7 +70,7 @@ impl<'a> Tree<'a> {
                 continue;
             }
             if depth == 0 && content.starts_with("TimeSeries") {
-                time_series = Some(line);
+                time_series = Some((line, line_start));
                 break;
             }
             if content.starts_with(' ') {
@@ -118,8 +123,9 @@ impl<'a> Tree<'a> {
         })
     }
 
-    /// The line of `TimeSeries`, if the file has the block.
-    pub(super) fn time_series_line(&self) -> Option<usize> {
+    /// The line of `TimeSeries` and where it starts in the text, if the file has the
+    /// block.
+    pub(super) fn time_series_start(&self) -> Option<(usize, usize)> {
         self.time_series
     }
 
@@ -382,7 +388,6 @@ impl<'a> Reader<'_, 'a> {
     /// [`Self::raw_block`] as JSON text (an array of strings), written without values,
     /// appended to `out`.
     pub(super) fn raw_block_json_into(&self, n: usize, out: &mut String) {
-        const TABS: &str = "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t";
         // Sized from the block's span in the text (its lines are adjacent there, their
         // indentation about the tabs written back), plus room for quotes and commas.
         let room = match (self.kids(n).first(), self.kids(n).last()) {
@@ -408,15 +413,7 @@ impl<'a> Reader<'_, 'a> {
                 out.push(',');
             }
             first = false;
-            let deep;
-            let tabs = match TABS.get(..depth) {
-                Some(t) => t,
-                None => {
-                    deep = "\t".repeat(depth);
-                    &deep
-                }
-            };
-            super::extra::push_json_string(out, tabs, self.text(c));
+            super::extra::push_json_string(out, depth, self.text(c));
             stack.extend(self.kids(c).iter().rev().map(|&g| (g, depth + 1)));
         }
         out.push(']');
