@@ -12,9 +12,7 @@ use crate::branch::{Branches, NumericRotation};
 use crate::contact::{self, Profiles};
 use crate::custom;
 use crate::error::SystemError;
-use crate::frames::{
-    marker_frame, placement_numbers, quaternion_matrix, Frame, Lowering, Transform, What,
-};
+use crate::frames::{placement_numbers, quaternion_matrix, Frame, Lowering, Transform, What};
 use crate::joints::{self, AngleRequest, Fields, JointBuilder, Quantity};
 use crate::residual::{ContactSearch, Role};
 
@@ -394,10 +392,9 @@ impl System {
                             matrix: matrix_product(&part.matrix, &local),
                         })
                     });
-                    Ok((marker_frame(&mut b.graph, &part_t, &local), numeric))
+                    Ok((Frame::new(part_t, local), numeric))
                 };
             let ((fi, ni), (fj, nj)) = (frame_of(&joint.i)?, frame_of(&joint.j)?);
-            frames.insert(key, (fi, fj));
             let mut fields = Fields { values: Vec::new() };
             for (field, value) in &joint.fields {
                 let is_angle = *field == Field::Angle;
@@ -432,9 +429,7 @@ impl System {
             };
             for &axis in joints::branch_axes(joint.joint_type) {
                 let g = &mut b.graph;
-                branches.push(key, axis, [ni, nj], || {
-                    g.dot(&fi.axes[axis], &fj.axes[axis])
-                });
+                branches.push(key, axis, [ni, nj], || fi.axes_dot(g, axis, &fj, axis));
             }
             let mut residuals =
                 joints::equations(&mut b, joint.joint_type, &fi, &fj, &fields, profiles);
@@ -499,6 +494,8 @@ impl System {
                     max,
                 });
             }
+            // Kept for the motions (with the axes made so far).
+            frames.insert(key, (fi, fj));
         }
         b.joint = None;
 
@@ -511,7 +508,7 @@ impl System {
             if joint.suppressed {
                 continue;
             }
-            let Some(&(fi, fj)) = frames.get(motion.joint) else {
+            let Some((fi, fj)) = frames.get(motion.joint) else {
                 continue;
             };
             let is_angle = motion.coordinate == Coordinate::Angle;
@@ -521,7 +518,7 @@ impl System {
                 is_angle,
             )?;
             let (value, quantity) =
-                coordinate_expr(&mut b, motion.coordinate, &fi, &fj, Some(target));
+                coordinate_expr(&mut b, motion.coordinate, fi, fj, Some(target));
             equations.push(Equation {
                 residual: b.graph.sub(value, target),
                 owner: Owner::Motion(index),

@@ -19,7 +19,7 @@ use tenon_expr::{ExprGraph, ExprId, Node, VarId};
 use tenon_model::CamProfile;
 
 use crate::error::SystemError;
-use crate::frames::{sub3, Frame};
+use crate::frames::{offset, sub3, Frame, X, Y, Z};
 use crate::residual::{angle, length, ContactSearch, JointBuilder, Residual};
 
 /// Samples per given radius or point (and for a circle, in all) when a contact start is
@@ -211,11 +211,11 @@ fn curve_point(g: &mut ExprGraph, profile: &LoweredProfile, s: ExprId) -> [ExprI
 
 /// `O + a x + b y` for a point `(a, b)` in the frame's plane.
 fn in_world(g: &mut ExprGraph, f: &Frame, p: [ExprId; 2]) -> [ExprId; 3] {
-    let (x, y) = (f.x(), f.y());
+    let (o, x, y) = (f.origin(g), f.x(g), f.y(g));
     std::array::from_fn(|k| {
         let ax = g.mul(p[0], x[k]);
         let by = g.mul(p[1], y[k]);
-        g.sum(&[f.origin[k], ax, by])
+        g.sum(&[o[k], ax, by])
     })
 }
 
@@ -232,8 +232,8 @@ pub(crate) fn cam(
     // builder wraps it into [0, 2 pi)); a points profile searches its samples instead.
     let start = {
         let g = b.graph();
-        let d = sub3(g, i.origin, j.origin);
-        let (y, x) = (g.dot(&d, &j.y()), g.dot(&d, &j.x()));
+        let d = offset(g, i, j);
+        let (y, x) = (j.along(g, d, Y), j.along(g, d, X));
         g.atan2(y, x)
     };
     let s = b.extra_unknown("cam contact", start);
@@ -242,19 +242,20 @@ pub(crate) fn cam(
     };
     let c = curve_point(b.graph(), profile, s);
     let g = b.graph();
-    let d = sub3(g, i.origin, j.origin);
-    let dx = g.dot(&d, &j.x());
-    let dy = g.dot(&d, &j.y());
+    let d = offset(g, i, j);
+    let dx = j.along(g, d, X);
+    let dy = j.along(g, d, Y);
     let residuals = vec![
         length(g.sub(dx, c[0])),
         length(g.sub(dy, c[1])),
-        length(g.dot(&d, &j.z())),
+        length(j.along(g, d, Z)),
     ];
     if let LoweredProfile::Points(..) = profile {
         let traced = in_world(b.graph(), j, c);
+        let point = i.origin(b.graph());
         b.contact_search(ContactSearch {
             curves: vec![(s, traced, profile.samples())],
-            point: Some(i.origin),
+            point: Some(point),
             residuals: residuals.iter().map(|r| r.expr).collect(),
         });
     }
@@ -296,7 +297,7 @@ pub(crate) fn curve_contact(
     let ti = tangent(g, ci, si);
     let tj = tangent(g, cj, sj);
     let ti_world = {
-        let (x, y) = (i.x(), i.y());
+        let (x, y) = (i.x(g), i.y(g));
         let t: [ExprId; 3] = std::array::from_fn(|k| {
             let a = g.mul(ti[0], x[k]);
             let bb = g.mul(ti[1], y[k]);
@@ -305,10 +306,10 @@ pub(crate) fn curve_contact(
         t
     };
     let d = sub3(g, wi, wj);
-    let rx = g.dot(&d, &j.x());
-    let ry = g.dot(&d, &j.y());
-    let tix = g.dot(&ti_world, &j.x());
-    let tiy = g.dot(&ti_world, &j.y());
+    let rx = j.along(g, d, X);
+    let ry = j.along(g, d, Y);
+    let tix = j.along(g, ti_world, X);
+    let tiy = j.along(g, ti_world, Y);
     let cross = {
         let a = g.mul(tj[1], tix);
         let bb = g.mul(tj[0], tiy);

@@ -19,7 +19,7 @@ use tenon_expr::{ExprGraph, ExprId, ParamId};
 use tenon_model::{AngleUnit, MEASURES};
 
 use crate::error::SystemError;
-use crate::frames::{sub3, Frame};
+use crate::frames::{offset, Frame, Z};
 use crate::joints::{self, angle, length, AngleRequest, JointBuilder, Residual};
 
 /// The measures of one joint, each built when a residual first uses it.
@@ -41,7 +41,7 @@ impl Measures<'_> {
         let e = match name {
             "distance" => {
                 let g = b.graph();
-                let d = sub3(g, i.origin, j.origin);
+                let d = offset(g, i, j);
                 let dd = g.dot(&d, &d);
                 g.sqrt(dd)
             }
@@ -52,8 +52,8 @@ impl Measures<'_> {
                     _ => 2,
                 };
                 let g = b.graph();
-                let d = sub3(g, i.origin, j.origin);
-                g.dot(&d, &j.axes[axis])
+                let d = offset(g, i, j);
+                j.along(g, d, axis)
             }
             "angle" => {
                 let raw = joints::twist_angle(b.graph(), i, j);
@@ -62,10 +62,11 @@ impl Measures<'_> {
             }
             _ => {
                 let g = b.graph();
-                let c = cross(g, i.z(), j.z());
+                let (zi, zj) = (i.z(g), j.z(g));
+                let c = cross(g, zi, zj);
                 let cc = g.dot(&c, &c);
                 let s = g.sqrt(cc);
-                let cos = g.dot(&i.z(), &j.z());
+                let cos = i.axes_dot(g, Z, &j, Z);
                 let t = g.atan2(s, cos);
                 g.scale(t, to_unit)
             }

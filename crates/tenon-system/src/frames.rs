@@ -1,29 +1,100 @@
 //! Frames as expressions: a part's pose (unknowns for free parts, parameter expressions
 //! for grounded ones), a marker's placement on it, and the marker's world frame.
 
+use std::cell::Cell;
+
 use tenon_expr::{ExprGraph, ExprId, ParamId};
 use tenon_model::{AngleUnit, Placement, Rotation, Scalar};
 
 use crate::error::SystemError;
 
-/// A frame in world coordinates: origin and the world vectors of its x, y and z axes.
-#[derive(Debug, Clone, Copy)]
+/// A marker's frame in world coordinates: its origin and the world vectors of its x, y
+/// and z axes, each made in the graph when first asked for (a revolute's equations read
+/// three of the six axes of its two markers, a ball's none: the rest had been a third of
+/// the nodes of a small file's frames).
+///
+/// Architecture invariant: a frame's origin and axes are the same nodes however often
+/// they are asked for (kept once made; and the graph would find them again).
+#[derive(Debug, Clone)]
 pub(crate) struct Frame {
-    pub(crate) origin: [ExprId; 3],
-    /// `axes[k]` is local axis `k` (x, y, z) in world coordinates.
-    pub(crate) axes: [[ExprId; 3]; 3],
+    /// The part's pose in the world.
+    part: Transform,
+    /// The marker's placement on the part.
+    local: Transform,
+    origin: Cell<Option<[ExprId; 3]>>,
+    axes: [Cell<Option<[ExprId; 3]>>; 3],
 }
 
 impl Frame {
-    pub(crate) fn x(&self) -> [ExprId; 3] {
-        self.axes[0]
+    /// The frame of a marker placed by `local` on a part posed by `part`.
+    pub(crate) fn new(part: Transform, local: Transform) -> Frame {
+        Frame {
+            part,
+            local,
+            origin: Cell::new(None),
+            axes: [Cell::new(None), Cell::new(None), Cell::new(None)],
+        }
     }
-    pub(crate) fn y(&self) -> [ExprId; 3] {
-        self.axes[1]
+
+    /// `O = R_part t_local + t_part`.
+    pub(crate) fn origin(&self, g: &mut ExprGraph) -> [ExprId; 3] {
+        if let Some(o) = self.origin.get() {
+            return o;
+        }
+        let r = rotate(g, &self.part.rotation, self.local.translation);
+        let t = self.part.translation;
+        let o = [g.add(r[0], t[0]), g.add(r[1], t[1]), g.add(r[2], t[2])];
+        self.origin.set(Some(o));
+        o
     }
-    pub(crate) fn z(&self) -> [ExprId; 3] {
-        self.axes[2]
+
+    /// Local axis `k` (0 x, 1 y, 2 z) in the world: `R_part` times column `k` of the
+    /// marker's rotation.
+    pub(crate) fn axis(&self, g: &mut ExprGraph, k: usize) -> [ExprId; 3] {
+        let Some(slot) = self.axes.get(k) else {
+            return [g.zero(); 3];
+        };
+        if let Some(a) = slot.get() {
+            return a;
+        }
+        let m = &self.local.rotation;
+        let a = rotate(g, &self.part.rotation, [m[0][k], m[1][k], m[2][k]]);
+        slot.set(Some(a));
+        a
     }
+
+    pub(crate) fn x(&self, g: &mut ExprGraph) -> [ExprId; 3] {
+        self.axis(g, 0)
+    }
+    pub(crate) fn y(&self, g: &mut ExprGraph) -> [ExprId; 3] {
+        self.axis(g, 1)
+    }
+    pub(crate) fn z(&self, g: &mut ExprGraph) -> [ExprId; 3] {
+        self.axis(g, 2)
+    }
+
+    /// `a_self . b_other`: axis `a` of this frame against axis `b` of `other`.
+    pub(crate) fn axes_dot(&self, g: &mut ExprGraph, a: usize, other: &Frame, b: usize) -> ExprId {
+        let (u, v) = (self.axis(g, a), other.axis(g, b));
+        g.dot(&u, &v)
+    }
+
+    /// `v . a_self`: vector `v` along axis `a` of this frame.
+    pub(crate) fn along(&self, g: &mut ExprGraph, v: [ExprId; 3], a: usize) -> ExprId {
+        let u = self.axis(g, a);
+        g.dot(&v, &u)
+    }
+}
+
+/// Axis indices of a frame.
+pub(crate) const X: usize = 0;
+pub(crate) const Y: usize = 1;
+pub(crate) const Z: usize = 2;
+
+/// `O_i - O_j`.
+pub(crate) fn offset(g: &mut ExprGraph, i: &Frame, j: &Frame) -> [ExprId; 3] {
+    let (a, b) = (i.origin(g), j.origin(g));
+    sub3(g, a, b)
 }
 
 /// A rigid transform as expressions: `world = R * local + t`, `R` by rows.
@@ -298,27 +369,6 @@ fn numeric_placement(p: &Placement, unit: AngleUnit) -> Option<NumericPlacement>
 /// `R * v` for a rotation given by rows.
 pub(crate) fn rotate(g: &mut ExprGraph, r: &[[ExprId; 3]; 3], v: [ExprId; 3]) -> [ExprId; 3] {
     [g.dot(&r[0], &v), g.dot(&r[1], &v), g.dot(&r[2], &v)]
-}
-
-/// The world frame of a marker placed by `local` on a part posed by `part`.
-pub(crate) fn marker_frame(g: &mut ExprGraph, part: &Transform, local: &Transform) -> Frame {
-    let r_local_origin = rotate(g, &part.rotation, local.translation);
-    let origin = [
-        g.add(r_local_origin[0], part.translation[0]),
-        g.add(r_local_origin[1], part.translation[1]),
-        g.add(r_local_origin[2], part.translation[2]),
-    ];
-    // Local axis k of the marker is column k of its rotation.
-    let mut axes = [[g.zero(); 3]; 3];
-    for (k, axis) in axes.iter_mut().enumerate() {
-        let col = [
-            local.rotation[0][k],
-            local.rotation[1][k],
-            local.rotation[2][k],
-        ];
-        *axis = rotate(g, &part.rotation, col);
-    }
-    Frame { origin, axes }
 }
 
 /// `a - b` for 3-vectors.

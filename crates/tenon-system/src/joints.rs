@@ -13,7 +13,7 @@ use tenon_expr::{ExprGraph, ExprId};
 use tenon_model::{Field, JointType};
 
 use crate::contact::{cam, curve_contact, Profiles};
-use crate::frames::{sub3, Frame};
+use crate::frames::{offset, Frame, X, Y, Z};
 pub(crate) use crate::residual::{angle, length, AngleRequest, JointBuilder, Quantity, Residual};
 
 /// The joint's fields, lowered (angles in radians).
@@ -29,38 +29,38 @@ impl Fields {
 
 /// `O_i = O_j`: `d = 0` (3 equations).
 fn coincident(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Vec<Residual> {
-    sub3(g, i.origin, j.origin)
-        .into_iter()
-        .map(length)
-        .collect()
+    offset(g, i, j).into_iter().map(length).collect()
 }
 
 /// `z_i = +-z_j`: `z_i . x_j = 0`, `z_i . y_j = 0` (2 equations).
 fn aligned(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Vec<Residual> {
-    vec![angle(g.dot(&i.z(), &j.x())), angle(g.dot(&i.z(), &j.y()))]
+    vec![
+        angle(i.axes_dot(g, Z, &j, X)),
+        angle(i.axes_dot(g, Z, &j, Y)),
+    ]
 }
 
 /// `O_i` on the line `(O_j, z_j)`: `d . x_j = 0`, `d . y_j = 0` (2 equations).
 fn on_z_line(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Vec<Residual> {
-    let d = sub3(g, i.origin, j.origin);
-    vec![length(g.dot(&d, &j.x())), length(g.dot(&d, &j.y()))]
+    let d = offset(g, i, j);
+    vec![length(j.along(g, d, X)), length(j.along(g, d, Y))]
 }
 
 /// `(O_i - O_j) . z_j = offset` (1 equation).
-fn in_plane(g: &mut ExprGraph, i: &Frame, j: &Frame, offset: ExprId) -> Residual {
-    let d = sub3(g, i.origin, j.origin);
-    let h = g.dot(&d, &j.z());
-    length(g.sub(h, offset))
+fn in_plane(g: &mut ExprGraph, i: &Frame, j: &Frame, distance: ExprId) -> Residual {
+    let d = offset(g, i, j);
+    let h = j.along(g, d, Z);
+    length(g.sub(h, distance))
 }
 
 /// `x_i . y_j = 0`: no turn about the common z (with aligned axes; 1 equation).
 fn no_twist(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Residual {
-    angle(g.dot(&i.x(), &j.y()))
+    angle(i.axes_dot(g, X, &j, Y))
 }
 
 /// `z_i . z_j = 0` (1 equation).
 fn perpendicular(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Residual {
-    angle(g.dot(&i.z(), &j.z()))
+    angle(i.axes_dot(g, Z, &j, Z))
 }
 
 /// The angle between `z_i` and `z_j` is `theta` (2 equations, 1 extra unknown).
@@ -93,16 +93,16 @@ fn angle_between(b: &mut dyn JointBuilder, i: &Frame, j: &Frame, theta: ExprId) 
     }
     let start = {
         let g = b.graph();
-        let (y, x) = (g.dot(&i.z(), &j.y()), g.dot(&i.z(), &j.x()));
+        let (y, x) = (i.axes_dot(g, Z, &j, Y), i.axes_dot(g, Z, &j, X));
         g.atan2(y, x)
     };
     let phi = b.extra_unknown("angle azimuth", start);
     let g = b.graph();
     let (cp, sp) = (g.cos(phi), g.sin(phi));
     let (zx, zy, zz) = (
-        g.dot(&i.z(), &j.x()),
-        g.dot(&i.z(), &j.y()),
-        g.dot(&i.z(), &j.z()),
+        i.axes_dot(g, Z, &j, X),
+        i.axes_dot(g, Z, &j, Y),
+        i.axes_dot(g, Z, &j, Z),
     );
     let in_plane = {
         let a = g.mul(cp, zy);
@@ -125,8 +125,8 @@ fn angle_between(b: &mut dyn JointBuilder, i: &Frame, j: &Frame, theta: ExprId) 
 
 /// Distance of `O_i` from the line `(O_j, z_j)`: `sqrt((d . x_j)^2 + (d . y_j)^2)`.
 fn distance_from_z_line(g: &mut ExprGraph, i: &Frame, j: &Frame) -> ExprId {
-    let d = sub3(g, i.origin, j.origin);
-    let (a, b) = (g.dot(&d, &j.x()), g.dot(&d, &j.y()));
+    let d = offset(g, i, j);
+    let (a, b) = (j.along(g, d, X), j.along(g, d, Y));
     let (a2, b2) = (g.powi(a, 2), g.powi(b, 2));
     let s = g.add(a2, b2);
     g.sqrt(s)
@@ -134,15 +134,15 @@ fn distance_from_z_line(g: &mut ExprGraph, i: &Frame, j: &Frame) -> ExprId {
 
 /// The angle of `x_i` from `x_j` about `z_j`: `atan2(x_i . y_j, x_i . x_j)` (raw).
 pub(crate) fn twist_angle(g: &mut ExprGraph, i: &Frame, j: &Frame) -> ExprId {
-    let s = g.dot(&i.x(), &j.y());
-    let c = g.dot(&i.x(), &j.x());
+    let s = i.axes_dot(g, X, &j, Y);
+    let c = i.axes_dot(g, X, &j, X);
     g.atan2(s, c)
 }
 
 /// The distance of `O_i` from `O_j` along `z_j`: `d . z_j`.
 pub(crate) fn slide_distance(g: &mut ExprGraph, i: &Frame, j: &Frame) -> ExprId {
-    let d = sub3(g, i.origin, j.origin);
-    g.dot(&d, &j.z())
+    let d = offset(g, i, j);
+    j.along(g, d, Z)
 }
 
 /// Equations of a joint type (without driving values).
@@ -235,7 +235,7 @@ pub(crate) fn equations(
         // |O_i - O_j| = distance (1).
         JointType::Distance => {
             let g = b.graph();
-            let d = sub3(g, i.origin, j.origin);
+            let d = offset(g, i, j);
             let sq: Vec<ExprId> = d.iter().map(|&c| g.powi(c, 2)).collect();
             let s = g.sum(&sq);
             let n = g.sqrt(s);
@@ -271,8 +271,8 @@ pub(crate) fn equations(
         // O_i on the line (O_j, x_j): d . y_j = d . z_j = 0; z_i = +-z_j (4).
         JointType::Slot => {
             let g = b.graph();
-            let d = sub3(g, i.origin, j.origin);
-            let mut r = vec![length(g.dot(&d, &j.y())), length(g.dot(&d, &j.z()))];
+            let d = offset(g, i, j);
+            let mut r = vec![length(j.along(g, d, Y)), length(j.along(g, d, Z))];
             r.extend(aligned(g, i, j));
             r
         }
@@ -313,8 +313,8 @@ pub(crate) fn equations(
         JointType::ConstantVelocity => {
             let g = b.graph();
             let mut r = coincident(g, i, j);
-            let a = g.dot(&i.x(), &j.y());
-            let c = g.dot(&i.y(), &j.x());
+            let a = i.axes_dot(g, X, &j, Y);
+            let c = i.axes_dot(g, Y, &j, X);
             r.push(angle(g.add(a, c)));
             r
         }
@@ -322,9 +322,9 @@ pub(crate) fn equations(
         JointType::NoRotation => {
             let g = b.graph();
             vec![
-                angle(g.dot(&i.y(), &j.x())),
-                angle(g.dot(&i.z(), &j.x())),
-                angle(g.dot(&i.z(), &j.y())),
+                angle(i.axes_dot(g, Y, &j, X)),
+                angle(i.axes_dot(g, Z, &j, X)),
+                angle(i.axes_dot(g, Z, &j, Y)),
             ]
         }
     }
@@ -377,16 +377,16 @@ fn travel_and_turn(
 ) -> (ExprId, ExprId) {
     let raw = {
         let g = b.graph();
-        let s = g.dot(&j.x(), &i.y());
-        let c = g.dot(&j.x(), &i.x());
+        let s = j.axes_dot(g, X, &i, Y);
+        let c = j.axes_dot(g, X, &i, X);
         g.atan2(s, c)
     };
     let a = b.continuous_angle(AngleRequest { raw, target: None });
     let a0 = b.load_value(a);
     let travel = {
         let g = b.graph();
-        let d = sub3(g, j.origin, i.origin);
-        g.dot(&d, &i.axes[axis])
+        let d = offset(g, j, i);
+        i.along(g, d, axis)
     };
     let t0 = b.load_value(travel);
     let g = b.graph();
@@ -397,12 +397,12 @@ fn travel_and_turn(
 fn centre_line_angles(b: &mut dyn JointBuilder, i: &Frame, j: &Frame) -> (ExprId, ExprId) {
     let (raw_i, raw_j) = {
         let g = b.graph();
-        let dij = sub3(g, j.origin, i.origin);
-        let dji = sub3(g, i.origin, j.origin);
-        let yi = g.dot(&dij, &i.y());
-        let xi = g.dot(&dij, &i.x());
-        let yj = g.dot(&dji, &j.y());
-        let xj = g.dot(&dji, &j.x());
+        let dij = offset(g, j, i);
+        let dji = offset(g, i, j);
+        let yi = i.along(g, dij, Y);
+        let xi = i.along(g, dij, X);
+        let yj = j.along(g, dji, Y);
+        let xj = j.along(g, dji, X);
         (g.atan2(yi, xi), g.atan2(yj, xj))
     };
     let ai = b.continuous_angle(AngleRequest {
