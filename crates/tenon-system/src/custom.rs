@@ -66,7 +66,7 @@ impl Measures<'_> {
                 let c = cross(g, zi, zj);
                 let cc = g.dot(&c, &c);
                 let s = g.sqrt(cc);
-                let cos = i.axes_dot(g, Z, &j, Z);
+                let cos = i.axes_dot(g, Z, j, Z);
                 let t = g.atan2(s, cos);
                 g.scale(t, to_unit)
             }

@@ -34,10 +34,7 @@ fn coincident(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Vec<Residual> {
 
 /// `z_i = +-z_j`: `z_i . x_j = 0`, `z_i . y_j = 0` (2 equations).
 fn aligned(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Vec<Residual> {
-    vec![
-        angle(i.axes_dot(g, Z, &j, X)),
-        angle(i.axes_dot(g, Z, &j, Y)),
-    ]
+    vec![angle(i.axes_dot(g, Z, j, X)), angle(i.axes_dot(g, Z, j, Y))]
 }
 
 /// `O_i` on the line `(O_j, z_j)`: `d . x_j = 0`, `d . y_j = 0` (2 equations).
@@ -55,12 +52,12 @@ fn in_plane(g: &mut ExprGraph, i: &Frame, j: &Frame, distance: ExprId) -> Residu
 
 /// `x_i . y_j = 0`: no turn about the common z (with aligned axes; 1 equation).
 fn no_twist(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Residual {
-    angle(i.axes_dot(g, X, &j, Y))
+    angle(i.axes_dot(g, X, j, Y))
 }
 
 /// `z_i . z_j = 0` (1 equation).
 fn perpendicular(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Residual {
-    angle(i.axes_dot(g, Z, &j, Z))
+    angle(i.axes_dot(g, Z, j, Z))
 }
 
 /// The angle between `z_i` and `z_j` is `theta` (2 equations, 1 extra unknown).
@@ -93,16 +90,16 @@ fn angle_between(b: &mut dyn JointBuilder, i: &Frame, j: &Frame, theta: ExprId) 
     }
     let start = {
         let g = b.graph();
-        let (y, x) = (i.axes_dot(g, Z, &j, Y), i.axes_dot(g, Z, &j, X));
+        let (y, x) = (i.axes_dot(g, Z, j, Y), i.axes_dot(g, Z, j, X));
         g.atan2(y, x)
     };
     let phi = b.extra_unknown("angle azimuth", start);
     let g = b.graph();
     let (cp, sp) = (g.cos(phi), g.sin(phi));
     let (zx, zy, zz) = (
-        i.axes_dot(g, Z, &j, X),
-        i.axes_dot(g, Z, &j, Y),
-        i.axes_dot(g, Z, &j, Z),
+        i.axes_dot(g, Z, j, X),
+        i.axes_dot(g, Z, j, Y),
+        i.axes_dot(g, Z, j, Z),
     );
     let in_plane = {
         let a = g.mul(cp, zy);
@@ -134,8 +131,8 @@ fn distance_from_z_line(g: &mut ExprGraph, i: &Frame, j: &Frame) -> ExprId {
 
 /// The angle of `x_i` from `x_j` about `z_j`: `atan2(x_i . y_j, x_i . x_j)` (raw).
 pub(crate) fn twist_angle(g: &mut ExprGraph, i: &Frame, j: &Frame) -> ExprId {
-    let s = i.axes_dot(g, X, &j, Y);
-    let c = i.axes_dot(g, X, &j, X);
+    let s = i.axes_dot(g, X, j, Y);
+    let c = i.axes_dot(g, X, j, X);
     g.atan2(s, c)
 }
 
@@ -313,8 +310,8 @@ pub(crate) fn equations(
         JointType::ConstantVelocity => {
             let g = b.graph();
             let mut r = coincident(g, i, j);
-            let a = i.axes_dot(g, X, &j, Y);
-            let c = i.axes_dot(g, Y, &j, X);
+            let a = i.axes_dot(g, X, j, Y);
+            let c = i.axes_dot(g, Y, j, X);
             r.push(angle(g.add(a, c)));
             r
         }
@@ -322,9 +319,9 @@ pub(crate) fn equations(
         JointType::NoRotation => {
             let g = b.graph();
             vec![
-                angle(i.axes_dot(g, Y, &j, X)),
-                angle(i.axes_dot(g, Z, &j, X)),
-                angle(i.axes_dot(g, Z, &j, Y)),
+                angle(i.axes_dot(g, Y, j, X)),
+                angle(i.axes_dot(g, Z, j, X)),
+                angle(i.axes_dot(g, Z, j, Y)),
             ]
         }
     }
@@ -377,8 +374,8 @@ fn travel_and_turn(
 ) -> (ExprId, ExprId) {
     let raw = {
         let g = b.graph();
-        let s = j.axes_dot(g, X, &i, Y);
-        let c = j.axes_dot(g, X, &i, X);
+        let s = j.axes_dot(g, X, i, Y);
+        let c = j.axes_dot(g, X, i, X);
         g.atan2(s, c)
     };
     let a = b.continuous_angle(AngleRequest { raw, target: None });
