@@ -194,6 +194,49 @@ fn short_decimal(b: &[u8]) -> Option<f64> {
     Some(if negative { -x } else { x })
 }
 
+/// [`short_decimal`] read a byte at a time, as a scanner that finds the token's end
+/// reads it: the same digits, the same value.
+#[derive(Default)]
+struct DecimalScan {
+    negative: bool,
+    mantissa: u64,
+    count: usize,
+    decimals: Option<usize>,
+    /// Something else than `-?d+(.d*)?` was seen.
+    other: bool,
+}
+
+impl DecimalScan {
+    fn push(&mut self, c: u8, first: bool) {
+        match c {
+            b'0'..=b'9' => {
+                // Past SHORT_DIGITS the value is not taken (and the product could wrap).
+                self.mantissa = self
+                    .mantissa
+                    .wrapping_mul(10)
+                    .wrapping_add(u64::from(c - b'0'));
+                self.count += 1;
+            }
+            b'-' if first => self.negative = true,
+            b'.' if self.decimals.is_none() && self.count > 0 => self.decimals = Some(self.count),
+            _ => self.other = true,
+        }
+    }
+
+    /// The value, when the token was a short decimal.
+    fn value(&self) -> Option<f64> {
+        const POW10: [f64; SHORT_DIGITS + 1] = [
+            1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+        ];
+        if self.other || self.count == 0 || self.count > SHORT_DIGITS {
+            return None;
+        }
+        let scale = POW10.get(self.count - self.decimals.unwrap_or(self.count))?;
+        let x = self.mantissa as f64 / scale;
+        Some(if self.negative { -x } else { x })
+    }
+}
+
 /// Number syntax of the files: decimal, possibly with an OndselSolver `d` marker
 /// (`2.0d`, `1.0d-3`).
 pub(super) fn parse_number(text: &str) -> Option<f64> {
@@ -299,7 +342,8 @@ impl<'a> Reader<'_, 'a> {
         let bytes = text.as_bytes();
         let gap = |b: u8| b == b'\t' || b == b' ';
         // Tokens between tabs and spaces, found byte by byte (ASCII cuts, so on
-        // character boundaries).
+        // character boundaries); a short decimal is read in the same pass
+        // ([`short_decimal`]'s digits, exponent-free), anything else by `parse_number`.
         let mut at = 0;
         while at < bytes.len() {
             if gap(bytes[at]) {
@@ -307,13 +351,20 @@ impl<'a> Reader<'_, 'a> {
                 continue;
             }
             let start = at;
+            let mut scan = DecimalScan::default();
             while at < bytes.len() && !gap(bytes[at]) {
+                scan.push(bytes[at], at == start);
                 at += 1;
             }
-            let s = text.get(start..at).unwrap_or("");
-            let x = parse_number(s).ok_or_else(|| {
-                ModelError::at_line(self.line(line_node), format!("'{s}' is not a number"))
-            })?;
+            let x = match scan.value() {
+                Some(x) => x,
+                None => {
+                    let s = text.get(start..at).unwrap_or("");
+                    parse_number(s).ok_or_else(|| {
+                        ModelError::at_line(self.line(line_node), format!("'{s}' is not a number"))
+                    })?
+                }
+            };
             if let Some(slot) = out.get_mut(count) {
                 *slot = x;
             }
@@ -461,6 +512,7 @@ mod tests {
                 Some(want.to_bits()),
                 "{s}"
             );
+            assert_eq!(scanned(s).map(f64::to_bits), Some(want.to_bits()), "{s}");
         }
         for s in [
             "",
@@ -477,7 +529,17 @@ mod tests {
             "-.5",
         ] {
             assert_eq!(super::short_decimal(s.as_bytes()), None, "{s}");
+            assert_eq!(scanned(s), None, "{s}");
         }
+    }
+
+    /// A token read by the scanner of `three_numbers`.
+    fn scanned(s: &str) -> Option<f64> {
+        let mut scan = super::DecimalScan::default();
+        for (k, &b) in s.as_bytes().iter().enumerate() {
+            scan.push(b, k == 0);
+        }
+        scan.value()
     }
 
     proptest::proptest! {
@@ -496,6 +558,9 @@ mod tests {
             let want: f64 = s.parse().expect("a number");
             let got = parse_number(&s).map(f64::to_bits);
             proptest::prop_assert_eq!(got, Some(want.to_bits()), "{}", s);
+            // The scanner, with `parse_number` for what it leaves (as `three_numbers`).
+            let read = scanned(&s).or_else(|| parse_number(&s));
+            proptest::prop_assert_eq!(read.map(f64::to_bits), Some(want.to_bits()), "{}", s);
         }
     }
 
