@@ -488,10 +488,16 @@ pub(crate) fn pivoted_rank(m: &[f64], rows: usize, cols: usize) -> Vec<usize> {
         let scale = 1.0 / (alpha * (alpha + x0.abs()));
         a[k * rows + k] = x0 + alpha.copysign(x0);
         let (head, tail) = a.split_at_mut((k + 1) * rows);
-        let v = &head[k * rows + k..];
+        let v = &head[k * rows + k..(k + 1) * rows];
+        // A Jacobian is sparse: `v` is zero below its last nonzero row (the rows of the
+        // few joints on the pivot's part, and what earlier steps filled in), and the
+        // reflection touches no row below it. Dots and updates stop there: the same
+        // values (terms of exact zeros left out), a fraction of the work.
+        let reach = v.iter().rposition(|&x| x != 0.0).map_or(0, |e| e + 1);
+        let v = &v[..reach];
         for (j, col) in tail.chunks_exact_mut(rows).enumerate() {
             let col = &mut col[k..];
-            let f = scale * dot(v, col);
+            let f = scale * dot(v, &col[..reach]);
             if f != 0.0 {
                 for (c, p) in col.iter_mut().zip(v) {
                     *c -= f * p;
