@@ -29,26 +29,33 @@ impl ExprGraph {
         if let Some(values) = constants {
             return Ok(values);
         }
+        // The nodes reached, each once. Children are made before their parents, so no
+        // node reached has a larger id than the largest output: below
+        // `DENSE_EVALUATION_SPAN` a node's place is kept in an array by id (a build
+        // evaluates load values and placements a few times per joint, and hashing and
+        // binary searches had been half of a small file's equations), above it in a
+        // hash set and found again by binary search (an array as long as a large graph
+        // for each of a few nodes would cost more than the walk).
+        let span = outputs.iter().map(|o| o.index() + 1).max().unwrap_or(0);
+        let mut places = Places::new(span);
         let mut nodes = Vec::new();
-        let mut seen = rustc_hash::FxHashSet::default();
         let mut stack = outputs.to_vec();
         while let Some(n) = stack.pop() {
             if n.index() >= self.node_count() {
                 return Err(ExprError::ForeignId(n));
             }
-            if seen.insert(n) {
+            if places.first_visit(n) {
                 nodes.push(n);
                 stack.extend(self.children_of(n));
             }
         }
-        // Children are made before their parents: in id order every operand's value is
-        // there when it is read (found by binary search among the nodes reached).
+        // In id order every operand's value is there when it is read.
         nodes.sort_unstable();
+        places.number(&nodes);
         let mut value: Vec<f64> = Vec::with_capacity(nodes.len());
         let get = |value: &[f64], e: ExprId| {
-            nodes
-                .binary_search(&e)
-                .ok()
+            places
+                .of(&nodes, e)
                 .and_then(|k| value.get(k).copied())
                 .unwrap_or(f64::NAN)
         };
@@ -86,6 +93,71 @@ impl ExprGraph {
         Display {
             graph: self,
             root: e,
+        }
+    }
+}
+
+/// Largest node id below which [`ExprGraph::evaluate`] keeps the nodes' places in an
+/// array by id.
+const DENSE_EVALUATION_SPAN: usize = 1 << 16;
+
+/// Where each node reached by an evaluation sits among the nodes reached (sorted by
+/// id): an array by id for a small span, else found by binary search.
+enum Places {
+    /// Per id below the span: its place, [`Places::UNSEEN`], or [`Places::SEEN`] until
+    /// numbered.
+    Dense(Vec<u32>),
+    Sparse(rustc_hash::FxHashSet<ExprId>),
+}
+
+impl Places {
+    const UNSEEN: u32 = u32::MAX;
+    const SEEN: u32 = u32::MAX - 1;
+
+    fn new(span: usize) -> Places {
+        if span <= DENSE_EVALUATION_SPAN {
+            Places::Dense(vec![Places::UNSEEN; span])
+        } else {
+            Places::Sparse(rustc_hash::FxHashSet::default())
+        }
+    }
+
+    /// Marks `n` reached; whether it was not before.
+    fn first_visit(&mut self, n: ExprId) -> bool {
+        match self {
+            Places::Dense(at) => match at.get_mut(n.index()) {
+                Some(slot) if *slot == Places::UNSEEN => {
+                    *slot = Places::SEEN;
+                    true
+                }
+                Some(_) => false,
+                // Above the span (not a child of an output): never reached by the walk.
+                None => false,
+            },
+            Places::Sparse(seen) => seen.insert(n),
+        }
+    }
+
+    /// Records the places of `nodes` (sorted, each reached).
+    fn number(&mut self, nodes: &[ExprId]) {
+        if let Places::Dense(at) = self {
+            for (k, n) in nodes.iter().enumerate() {
+                if let Some(slot) = at.get_mut(n.index()) {
+                    *slot = k as u32;
+                }
+            }
+        }
+    }
+
+    /// The place of `e` among `nodes`.
+    fn of(&self, nodes: &[ExprId], e: ExprId) -> Option<usize> {
+        match self {
+            Places::Dense(at) => at
+                .get(e.index())
+                .copied()
+                .filter(|&k| k < Places::SEEN)
+                .map(|k| k as usize),
+            Places::Sparse(_) => nodes.binary_search(&e).ok(),
         }
     }
 }
@@ -161,5 +233,46 @@ fn write_expr(g: &ExprGraph, e: ExprId, f: &mut fmt::Formatter<'_>, depth: usize
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DENSE_EVALUATION_SPAN;
+    use crate::graph::ExprGraph;
+    use crate::node::ExprId;
+
+    /// `sin(x) * y + x / 3 + p`, with the nodes made after `padding` others.
+    fn graph_with(padding: usize) -> (ExprGraph, Vec<ExprId>) {
+        let mut g = ExprGraph::new();
+        for k in 0..padding {
+            g.constant(k as f64 + 0.25);
+        }
+        let (x, y) = (g.new_var("x"), g.new_var("y"));
+        let p = g.new_param("p");
+        let (x, y, p) = (g.var(x), g.var(y), g.param(p));
+        let s = g.sin(x);
+        let sy = g.mul(s, y);
+        let third = g.scale(x, 1.0 / 3.0);
+        let sum = g.add(sy, third);
+        let out = g.add(sum, p);
+        (g, vec![out, sy, x])
+    }
+
+    #[test]
+    fn a_large_graph_evaluates_as_a_small_one() {
+        let (small, small_out) = graph_with(0);
+        let (large, large_out) = graph_with(DENSE_EVALUATION_SPAN + 10);
+        assert!(large_out.iter().all(|o| o.index() > DENSE_EVALUATION_SPAN));
+        let (vars, params) = ([0.7, -1.3], [2.5]);
+        let a = small
+            .evaluate(&small_out, &vars, &params)
+            .expect("evaluates");
+        let b = large
+            .evaluate(&large_out, &vars, &params)
+            .expect("evaluates");
+        assert_eq!(a, b);
+        let expected = 0.7f64.sin() * -1.3 + 0.7 / 3.0 + 2.5;
+        assert!((a[0] - expected).abs() < 1e-15, "{} {expected}", a[0]);
     }
 }
