@@ -13,11 +13,11 @@
 //! that are read twice per solve.
 //!
 //! Architecture invariant: a numeric indicator equals its expression's value to
-//! rounding: the rotation is [`crate::frames::quaternion_matrix`]'s formula, term for
-//! term.
+//! rounding (the rotation is the model's `quaternion_to_matrix`, the formula of
+//! [`crate::frames::quaternion_matrix`]); only its sign beyond `UNDECIDED` is read.
 
 use tenon_expr::ExprId;
-use tenon_model::JointKey;
+use tenon_model::{quaternion_to_matrix, JointKey};
 
 /// The rotation of a frame, as far as it is numbers: `R(q) * matrix` with `q` the
 /// quaternion unknowns at `quaternion` (state indices) of a free part, or `matrix`
@@ -52,23 +52,9 @@ impl NumericAxis {
             return self.local;
         };
         let get = |k: usize| state.get(q[k] as usize).copied().unwrap_or(f64::NAN);
-        let r = rotation(get(0), get(1), get(2), get(3));
+        let r = quaternion_to_matrix([get(0), get(1), get(2), get(3)]);
         r.map(|row| row[0] * self.local[0] + row[1] * self.local[1] + row[2] * self.local[2])
     }
-}
-
-/// The rotation matrix (rows) of quaternion `(w, x, y, z)`, as
-/// [`crate::frames::quaternion_matrix`] writes it in expressions.
-fn rotation(w: f64, x: f64, y: f64, z: f64) -> [[f64; 3]; 3] {
-    let two = |a: f64, b: f64| 2.0 * (a * b);
-    let (xx, yy, zz) = (two(x, x), two(y, y), two(z, z));
-    let (xy, xz, yz) = (two(x, y), two(x, z), two(y, z));
-    let (wx, wy, wz) = (two(w, x), two(w, y), two(w, z));
-    [
-        [1.0 - (yy + zz), xy - wz, xz + wy],
-        [xy + wz, 1.0 - (xx + zz), yz - wx],
-        [xz - wy, yz + wx, 1.0 - (xx + yy)],
-    ]
 }
 
 /// One indicator: in numbers, or row `k` of the compiled indicator tape.
@@ -133,6 +119,7 @@ mod tests {
     use crate::frames::quaternion_matrix;
     use tenon_expr::ExprGraph;
 
+    /// The numeric rotation is the expression rotation to rounding.
     #[test]
     fn numeric_rotation_is_the_expression_rotation() {
         let mut g = ExprGraph::new();
@@ -149,12 +136,10 @@ mod tests {
             let n = (q.iter().map(|x| x * x).sum::<f64>()).sqrt();
             let q = q.map(|x| x / n);
             let expected = g.evaluate(&outputs, &q, &[]).expect("evaluates");
-            let got: Vec<f64> = rotation(q[0], q[1], q[2], q[3])
-                .iter()
-                .flatten()
-                .copied()
-                .collect();
-            assert_eq!(got, expected, "q = {q:?}");
+            let got: Vec<f64> = quaternion_to_matrix(q).iter().flatten().copied().collect();
+            for (a, b) in got.iter().zip(&expected) {
+                assert!((a - b).abs() < 1e-15, "q = {q:?}: {got:?} {expected:?}");
+            }
         }
     }
 
