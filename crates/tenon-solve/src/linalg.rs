@@ -25,6 +25,7 @@
 //! Architecture invariant: faer appears in this module only.
 
 mod dense;
+mod krylov;
 mod ldlt;
 mod lu;
 mod ordering;
@@ -293,6 +294,13 @@ impl Steps<'_> {
                 (0..normal.cols).map(|k| x[(k, 0)]).collect()
             }
         }
+    }
+
+    /// The minimum-norm solution of `A dy = r` by preconditioned conjugate gradients
+    /// (see `krylov`), where the system is consistent: for a Newton step that crawls
+    /// along directions softer than the floor.
+    pub(crate) fn solve_consistent(&self, r: &[f64]) -> Option<Vec<f64>> {
+        krylov::consistent_step(self, r)
     }
 
     /// `r - A x`.

@@ -271,6 +271,10 @@ fn solve_piece_in(
     // length tolerance): the piece is placed when it stalls within it.
     let row_placed = (*placing && tolerance.placing).then(|| placed_tolerances(cluster, tolerance));
     let mut stalled = false;
+    // Whether the last full step cut the residual's norm less than `CRAWL` times: the
+    // next step is then solved to the end where the equations agree (see
+    // `linalg::krylov`).
+    let mut crawling = false;
     // Whether a translation-only correction was taken, and the one extra step after it.
     let (mut shifted, mut polished) = (false, false);
     let mut iterations = 0;
@@ -305,9 +309,9 @@ fn solve_piece_in(
     // falls short.
     let mut shifts: Option<shift::Shifts> = None;
     let mut shift_refused = false;
-    // Stiff chords (see `stiff`): refused for the rest of the solve once a first one
-    // falls short.
-    let mut stiff_refused = false;
+    // Stiff chords (see `stiff`): refused for the rest of the solve once first ones have
+    // fallen short `stiff::FIRST_FAILURES` times, or once they are undone.
+    let mut stiff_failures = 0;
     let mut jac = tenon_system::TangentJacobian {
         rows: 0,
         columns: 0,
@@ -486,7 +490,10 @@ fn solve_piece_in(
         let Ok(steps) = factored.regularized(lambda, residual / first.max(1e-300)) else {
             return Ok(stuck(out));
         };
-        let mut dy = steps.solve(&r);
+        let mut dy = crawling
+            .then(|| steps.solve_consistent(&r))
+            .flatten()
+            .unwrap_or_else(|| steps.solve(&r));
         drop_noise(&mut dy);
         let norm0 = linalg::norm(&r);
         let mut alpha = 1.0;
@@ -507,6 +514,7 @@ fn solve_piece_in(
         }
         // Little or no descent: at (or crawling to) a least-squares pose.
         stalled = !accepted || (alpha >= 1.0 && norm > STALLED * norm0);
+        crawling = accepted && alpha >= 1.0 && norm * CRAWL > norm0;
         // Chord steps: after a full step that left the equations unsolved, the same
         // factorization corrects what the step's curvature left (the step's own second
         // order error, e.g. a crank's end leaving the tangent for its circle) for one
@@ -521,7 +529,8 @@ fn solve_piece_in(
             // chords may follow: what its linear model left is worked out from it, a
             // product with `A`, only if the chords stall early).
             let after_step = norm;
-            let stiff_may = !stiff_refused && stiff::may_take(options, piece.cols.len());
+            let stiff_may = stiff_failures < stiff::FIRST_FAILURES
+                && stiff::may_take(options, piece.cols.len());
             let step_residual = stiff_may.then(|| r.clone());
             let mut linear_left = None;
             // What the linear model leaves: an inconsistent part (a conflict) or nearly
@@ -612,6 +621,10 @@ fn solve_piece_in(
                     .and_then(|f| f.regularized(0.0, residual / first.max(1e-300)).ok());
                 if let Some(stiff_steps) = stiff_steps {
                     let before_stiff = (local.to_vec(), params.clone(), norm);
+                    // How many times the chord that ended them still cut the residual
+                    // (none: they ended at the tolerance or after their last round).
+                    let mut last_cut = f64::INFINITY;
+                    let mut taken = 0;
                     for round in 0..stiff::MAX_STIFF_CHORDS {
                         if excess_of(&rows, out.residuals(), &row_tol) <= shift::POLISH_EXCESS {
                             break;
@@ -627,8 +640,16 @@ fn solve_piece_in(
                         if trial.is_finite() && trial * stiff::STIFF_CUT <= before {
                             stepper.accept(local, params);
                             norm = trial;
+                            taken += 1;
                         } else {
-                            stiff_refused |= round == 0;
+                            if round == 0 {
+                                stiff_failures += 1;
+                            }
+                            last_cut = if trial.is_finite() && trial > 0.0 {
+                                before / trial
+                            } else {
+                                0.0
+                            };
                             // `out` holds the rejected trial: evaluate again where we are.
                             cluster.evaluate_residuals(scratch, local, params, out)?;
                             break;
@@ -636,13 +657,21 @@ fn solve_piece_in(
                     }
                     let held = excess_of(&rows, out.residuals(), &row_tol) <= 1.0;
                     let (at, p, start) = before_stiff;
-                    if !held && !stiff::kept(start, norm, linear_left.unwrap_or(0.0)) {
+                    let ended = stiff::Ended {
+                        start,
+                        end: norm,
+                        linear_left: linear_left.unwrap_or(0.0),
+                        last_cut,
+                    };
+                    // (Where the first fell short nothing moved: that counts towards
+                    // `stiff::FIRST_FAILURES` alone.)
+                    if !held && taken > 0 && !stiff::kept(ended) {
                         // Too little gained, or stalled at the equations' disagreement:
                         // undone, and the Newton steps go on from where they were.
                         local.copy_from_slice(&at);
                         *params = p;
                         cluster.evaluate_residuals(scratch, local, params, out)?;
-                        stiff_refused = true;
+                        stiff_failures = stiff::FIRST_FAILURES;
                     }
                     // As after shifts: where stiff chords end the solve just inside the
                     // tolerance, one more Newton step follows.
@@ -717,6 +746,11 @@ fn solve_piece_in(
 /// least-squares pose at this pace or slower (near a solution that exists, full steps
 /// converge quadratically).
 const STALLED: f64 = 0.9;
+
+/// A full step that cuts the residual's norm less than this many times crawls: the next
+/// one is solved to the end by conjugate gradients where the equations agree (near a
+/// solution, a full Newton step cuts it by far more).
+const CRAWL: f64 = 2.0;
 
 /// Kicks out of a stationary point per piece solve.
 const MAX_KICKS: usize = 2;

@@ -23,10 +23,11 @@
 //! in kinematic runs, only after a full step on consistent equations (the linear model
 //! left at most [`STIFF_LINEAR`] of what the step left: a conflict's least-squares
 //! compromise is left to the Newton steps), where the ordinary chords stalled having cut
-//! what the step left less than [`CHORDS_SHORT`] times; a first stiff chord that does not cut the
-//! residual [`STIFF_CUT`] times ends them for the rest of the solve. Stiff chords that
-//! end above the tolerance having gained little (see [`STIFF_TOTAL_CUT`]), or stalled
-//! at the equations' disagreement (see [`DISAGREEMENT`]), are undone, and end them too.
+//! what the step left less than [`CHORDS_SHORT`] times; after [`FIRST_FAILURES`] full
+//! steps whose first stiff chord did not cut the residual [`STIFF_CUT`] times, they end
+//! for the rest of the solve. Stiff chords that end above the tolerance having gained
+//! little (see [`STIFF_TOTAL_CUT`]), or stalled flat at the equations' disagreement (see
+//! [`DISAGREEMENT`] and [`STILL_CUTTING`]), are undone, and end them too.
 
 use tenon_system::{ClusterTape, TangentColumn};
 
@@ -65,6 +66,21 @@ pub(super) const STIFF_CUT: f64 = 2.0;
 /// (10,000 parts) and 63 (1,000) times, when they stall.
 pub(super) const DISAGREEMENT: f64 = 4.0;
 
+/// A stall near what the linear model left is the equations' disagreement only where it
+/// is flat: the chord that ended the stiff chords would have cut the residual's norm
+/// less than this many times. The 1 mm conflict's last chord cut it 1.22 times. The
+/// 100,000-part straight ladder's, after nine rounds of 2.8 times each, cut it 1.94
+/// times at 1.8 times what the linear model left (a floor-shortened step's leftover, not
+/// a disagreement): undone, that ladder crawled on at four times a Newton step, 10
+/// iterations where keeping them takes 3.
+pub(super) const STILL_CUTTING: f64 = 1.5;
+
+/// Full steps whose first stiff chord fell short before stiff chords end for the solve.
+/// The 100,000-part straight ladder's first fell short (1.83 times) after its first full
+/// step, and those after its second cut the residual 15,000 times; where they never
+/// help, a piece pays one factorization more than with a single try.
+pub(super) const FIRST_FAILURES: usize = 2;
+
 /// Stiff chords that end above the tolerance are kept only where together they cut the
 /// residual's norm this many times. A coiled ladder of 30,000 parts, whose stiff chords
 /// cut it 2.6 times, then crawled for 100 Newton iterations at 5 to 40 times its
@@ -72,11 +88,25 @@ pub(super) const DISAGREEMENT: f64 = 4.0;
 /// parts) and 35 times (10,000).
 const STIFF_TOTAL_CUT: f64 = 10.0;
 
-/// Whether stiff chords that took the residual's norm from `start` to `end` without
-/// reaching the tolerance are kept, `linear_left` being what the full step's linear
-/// model left (see [`STIFF_TOTAL_CUT`] and [`DISAGREEMENT`]).
-pub(super) fn kept(start: f64, end: f64, linear_left: f64) -> bool {
-    end * STIFF_TOTAL_CUT <= start && end > DISAGREEMENT * linear_left
+/// How stiff chords that did not reach the tolerance ended.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Ended {
+    /// The residual's norm before them.
+    pub(super) start: f64,
+    /// The residual's norm after them.
+    pub(super) end: f64,
+    /// What the full step's linear model left.
+    pub(super) linear_left: f64,
+    /// How many times the rejected chord that ended them would have cut the residual's
+    /// norm (infinite where none was rejected: they ran all their rounds).
+    pub(super) last_cut: f64,
+}
+
+/// Whether stiff chords that ended above the tolerance are kept (see
+/// [`STIFF_TOTAL_CUT`], [`DISAGREEMENT`] and [`STILL_CUTTING`]).
+pub(super) fn kept(e: Ended) -> bool {
+    let flat_at_disagreement = e.end <= DISAGREEMENT * e.linear_left && e.last_cut < STILL_CUTTING;
+    e.end * STIFF_TOTAL_CUT <= e.start && !flat_at_disagreement
 }
 
 /// Stiff chords after one full step at most (they share one factorization).
@@ -138,15 +168,30 @@ mod tests {
         }
     }
 
+    fn ended(start: f64, end: f64, linear_left: f64, last_cut: f64) -> Ended {
+        Ended {
+            start,
+            end,
+            linear_left,
+            last_cut,
+        }
+    }
+
     #[test]
     fn stiff_chords_that_gain_little_or_stall_at_a_disagreement_are_undone() {
-        // The straight ladders: kept.
-        assert!(kept(0.668, 0.0189, 5.9e-4));
-        assert!(kept(0.207, 0.0098, 1.5e-4));
+        // The straight ladders of 1,000 and 10,000 parts: kept.
+        assert!(kept(ended(0.668, 0.0189, 5.9e-4, 1.1)));
+        assert!(kept(ended(0.207, 0.0098, 1.5e-4, 1.1)));
         // The coiled ladder: 2.6 times only.
-        assert!(!kept(0.359, 0.138, 0.0308));
-        // A 1 mm conflict: at 1.6 times what the linear model left.
-        assert!(!kept(5.9, 0.0268, 0.0168));
+        assert!(!kept(ended(0.359, 0.138, 0.0308, 1.1)));
+        // A 1 mm conflict: at 1.6 times what the linear model left, on a flat stall.
+        assert!(!kept(ended(5.9, 0.0268, 0.0168, 1.22)));
+        // The 100,000-part straight ladder: near what the linear model left, still
+        // cutting; the same end on a flat stall would be a disagreement.
+        assert!(kept(ended(0.6512, 4.212e-5, 2.353e-5, 1.94)));
+        assert!(!kept(ended(0.6512, 4.212e-5, 2.353e-5, 1.2)));
+        // Ended after their last round: no stall at all.
+        assert!(kept(ended(0.6512, 4.212e-5, 2.353e-5, f64::INFINITY)));
     }
 
     #[test]
