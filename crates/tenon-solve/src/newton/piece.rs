@@ -273,8 +273,10 @@ fn solve_piece_in(
     let mut stalled = false;
     // Whether the last full step cut the residual's norm less than `CRAWL` times: the
     // next step is then solved to the end where the equations agree (see
-    // `linalg::krylov`).
+    // `linalg::krylov`). Where they disagree once (a conflict: the piece crawls to its
+    // least-squares pose), not tried again in this solve.
     let mut crawling = false;
+    let mut disagreeing = false;
     // Whether a translation-only correction was taken, and the one extra step after it.
     let (mut shifted, mut polished) = (false, false);
     let mut iterations = 0;
@@ -490,10 +492,11 @@ fn solve_piece_in(
         let Ok(steps) = factored.regularized(lambda, residual / first.max(1e-300)) else {
             return Ok(stuck(out));
         };
-        let mut dy = crawling
+        let consistent = (crawling && !disagreeing)
             .then(|| steps.solve_consistent(&r))
-            .flatten()
-            .unwrap_or_else(|| steps.solve(&r));
+            .flatten();
+        disagreeing |= crawling && consistent.is_none();
+        let mut dy = consistent.unwrap_or_else(|| steps.solve(&r));
         drop_noise(&mut dy);
         let norm0 = linalg::norm(&r);
         let mut alpha = 1.0;
