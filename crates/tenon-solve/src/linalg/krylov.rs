@@ -109,6 +109,72 @@ mod tests {
         }
     }
 
+    /// A step's part along the null space of `A` allowed by the property test below.
+    const NULL_SPACE: f64 = 1e-7;
+
+    proptest::proptest! {
+        /// Random consistent systems, some columns a million times softer than the
+        /// rest, dense and sparse: the step solves `A x = r` and lies in the row space of
+        /// `A` (no part along its null space): the minimum-norm, least-change step. (Up
+        /// to rounding: the factorization's solves, as the plain step's, leave about
+        /// `f64::EPSILON / floor` of a step along the null space, where `A^T A + mu I`
+        /// has only the floor; 5e-9 measured.)
+        #[test]
+        fn consistent_systems_get_their_minimum_norm_solution(
+            m in 2usize..7,
+            n in 2usize..9,
+            entries in proptest::collection::vec(-1.0f64..1.0, 63),
+            keep in proptest::collection::vec(0u8..3, 63),
+            soft in 0usize..9,
+            x0 in proptest::collection::vec(-2.0f64..2.0, 9),
+            sparse in proptest::bool::ANY,
+        ) {
+            let mut a = nalgebra::DMatrix::<f64>::zeros(m, n);
+            let mut list = Vec::new();
+            for i in 0..m {
+                for j in 0..n {
+                    let k = i * 9 + j;
+                    if keep[k] == 0 {
+                        continue;
+                    }
+                    let v = entries[k] * if j == soft { 1e-6 } else { 1.0 };
+                    a[(i, j)] = v;
+                    list.push((i as u32, j as u32, v));
+                }
+            }
+            let x_true = nalgebra::DVector::from_iterator(n, x0.iter().copied().take(n));
+            let r: Vec<f64> = (&a * &x_true).iter().copied().collect();
+            proptest::prop_assume!(norm(&r) > 1e-3);
+            let jac = TangentJacobian { rows: m, columns: n, entries: list };
+            let mut matrix = StepMatrix::new(m, n, if sparse { 0 } else { 48 });
+            let cols: Vec<usize> = (0..n).collect();
+            matrix.fill(&jac, &cols, &vec![1.0; n]);
+            let factored = matrix.factor().unwrap();
+            let steps = factored.regularized(0.0, 1.0).unwrap();
+            let x = consistent_step(&steps, &r).unwrap();
+            let ax = &a * nalgebra::DVector::from_column_slice(&x);
+            let left: f64 = ax.iter().zip(&r).map(|(p, q)| (p - q).powi(2)).sum::<f64>().sqrt();
+            proptest::prop_assert!(left <= 1e-6 * norm(&r), "|Ax - r| = {left}");
+            // The null space of A: right singular vectors of zero singular values.
+            let svd = a.clone().svd(false, true);
+            let v_t = svd.v_t.unwrap();
+            let largest = svd.singular_values.max();
+            for (k, s) in svd.singular_values.iter().enumerate() {
+                if *s <= 1e-12 * largest {
+                    let along: f64 = v_t.row(k).iter().zip(&x).map(|(p, q)| p * q).sum();
+                    proptest::prop_assert!(along.abs() <= NULL_SPACE * (1.0 + norm(&x)), "{along}");
+                }
+            }
+            // Rows beyond the rank: the null space the SVD's thin factors leave out.
+            if n > m {
+                let projector = v_t.transpose() * &v_t;
+                let xv = nalgebra::DVector::from_column_slice(&x);
+                let outside = &xv - &projector * &xv;
+                proptest::prop_assert!(outside.norm() <= NULL_SPACE * (1.0 + xv.norm()), "{}", outside.norm());
+            }
+        }
+    }
+
     /// Equations that disagree have no consistent step.
     #[test]
     fn disagreeing_equations_keep_the_plain_step() {
