@@ -902,7 +902,8 @@ mod tests {
     }
 
     /// Refinement stops where the equations disagree: two rows on one unknown asking
-    /// for 1 and 3 give their least-squares 2, however often refined.
+    /// for 1 and 3 give their least-squares 2, however often refined; the conjugate
+    /// gradients of a crawling step (`krylov`) find them disagreeing.
     #[test]
     fn refined_steps_stop_at_the_least_squares_remainder() {
         let jac = TangentJacobian {
@@ -916,6 +917,7 @@ mod tests {
         let steps = factored.regularized(0.0, 1.0).unwrap();
         let x = steps.solve_refined(&[1.0, 3.0]);
         assert!((x[0] - 2.0).abs() < 1e-7, "{x:?}");
+        assert!(steps.solve_consistent(&[1.0, 3.0]).is_none());
     }
 
     /// A chain-like square system: lower bidiagonal with a long coupling row, entries

@@ -174,20 +174,4 @@ mod tests {
             }
         }
     }
-
-    /// Equations that disagree have no consistent step.
-    #[test]
-    fn disagreeing_equations_keep_the_plain_step() {
-        // Two rows on the same column asking for 1 and 2.
-        let jac = TangentJacobian {
-            rows: 2,
-            columns: 1,
-            entries: vec![(0, 0, 1.0), (1, 0, 1.0)],
-        };
-        let mut m = StepMatrix::new(2, 1, 48);
-        m.fill(&jac, &[0], &[1.0]);
-        let factored = m.factor().unwrap();
-        let steps = factored.regularized(0.0, 1.0).unwrap();
-        assert!(consistent_step(&steps, &[1.0, 2.0]).is_none());
-    }
 }
