@@ -484,20 +484,31 @@ pub(crate) fn pivoted_rank(m: &[f64], rows: usize, cols: usize) -> Vec<usize> {
         rank += 1;
         // Reflect x = a[k.., k] onto -sign(x0) |x| e1: v = x + sign(x0) |x| e1, and each
         // later column loses 2 v (v . a_j) / (v . v).
+        // The rows below the diagonal where the pivot column is nonzero are brought up
+        // to start at row `k`, in order (the rows of the few joints on the pivot's part,
+        // and what earlier steps filled in): the reflection then spans only them, and
+        // dots and updates stop at their end. Reordering rows changes `Q`, not `R` (the
+        // same pivots and diagonal, up to rounding), and a Jacobian's columns are mostly
+        // zeros, so this is a fraction of the work.
+        let mut reach = k;
+        for i in k..rows {
+            if a[k * rows + i] != 0.0 {
+                if i != reach {
+                    for col in a[k * rows..].chunks_exact_mut(rows) {
+                        col.swap(i, reach);
+                    }
+                }
+                reach += 1;
+            }
+        }
         let x0 = a[k * rows + k];
         let scale = 1.0 / (alpha * (alpha + x0.abs()));
         a[k * rows + k] = x0 + alpha.copysign(x0);
         let (head, tail) = a.split_at_mut((k + 1) * rows);
-        let v = &head[k * rows + k..(k + 1) * rows];
-        // A Jacobian is sparse: `v` is zero below its last nonzero row (the rows of the
-        // few joints on the pivot's part, and what earlier steps filled in), and the
-        // reflection touches no row below it. Dots and updates stop there: the same
-        // values (terms of exact zeros left out), a fraction of the work.
-        let reach = v.iter().rposition(|&x| x != 0.0).map_or(0, |e| e + 1);
-        let v = &v[..reach];
+        let v = &head[k * rows + k..k * rows + reach];
         for (j, col) in tail.chunks_exact_mut(rows).enumerate() {
             let col = &mut col[k..];
-            let f = scale * dot(v, &col[..reach]);
+            let f = scale * dot(v, &col[..v.len()]);
             if f != 0.0 {
                 for (c, p) in col.iter_mut().zip(v) {
                     *c -= f * p;
@@ -548,6 +559,47 @@ mod tests {
         m.set_column(2, &nalgebra::DVector::zeros(5));
         assert_eq!(rank(m.as_slice(), 5, 4), 3);
         assert_eq!(rank(&[], 0, 0), 0);
+    }
+
+    /// Jacobian-like sparse matrices (each row reads two of several groups of columns,
+    /// as a joint reads two parts, with loops making some rows dependent): the rank
+    /// against the singular values, and the same pivots whatever the order of the rows
+    /// (the reflections span only the rows where the pivot column is nonzero, gathered
+    /// up; `R` does not depend on the rows' order).
+    #[test]
+    fn sparse_rank_and_pivots_do_not_depend_on_the_row_order() {
+        let value = |i: usize, j: usize| ((i * 7 + j * 13) as f64 * 0.37).sin() + 0.05;
+        for (groups, width, rows, dependent) in [(6, 3, 14, 2), (10, 6, 40, 5), (14, 6, 83, 9)] {
+            let cols = groups * width;
+            let mut m = nalgebra::DMatrix::<f64>::zeros(rows, cols);
+            for i in 0..rows - dependent {
+                // Row i reads group i mod g and its neighbour, most entries of both.
+                let (g, h) = (i % groups, (i * 5 + 1) % groups);
+                for j in (g * width..(g + 1) * width).chain(h * width..(h + 1) * width) {
+                    if (i + j) % 4 != 0 {
+                        m[(i, j)] = value(i, j);
+                    }
+                }
+            }
+            // The last rows are sums of two earlier ones (a loop closed twice).
+            for d in 0..dependent {
+                let row = m.row(d).clone_owned() + m.row(d + 3).clone_owned() * 0.5;
+                m.set_row(rows - dependent + d, &row);
+            }
+            let svd = m.singular_values();
+            let expected = svd.iter().filter(|&&s| s > 1e-9 * svd.max()).count();
+            let pivots = pivoted_rank(m.as_slice(), rows, cols);
+            assert_eq!(pivots.len(), expected, "{rows}x{cols}");
+            assert_eq!(
+                expected,
+                rows - dependent,
+                "{rows}x{cols}: a generic matrix"
+            );
+            // The rows reversed and turned by three: the same pivots.
+            let order: Vec<usize> = (0..rows).map(|k| (2 * rows + 2 - k) % rows).collect();
+            let shuffled = nalgebra::DMatrix::from_fn(rows, cols, |i, j| m[(order[i], j)]);
+            assert_eq!(pivoted_rank(shuffled.as_slice(), rows, cols), pivots);
+        }
     }
 
     /// `a` as a step's Jacobian, every entry listed, filled into a [`DenseStep`] with
