@@ -801,8 +801,10 @@ fn append_instance<S: SlotIndex, D: SlotIndex>(
     consts: &mut ConstPool,
     needed: &mut Needed<'_>,
 ) -> bool {
+    stream.instrs.reserve(source.instrs.len());
     for &instr in &source.instrs {
-        let Some(mut instr) = instr.map(|x| Some(x.get() as u32)) else {
+        // Slots carried over as they are (one conversion to `D`, checked).
+        let Some(mut copy) = instr.map(|x| D::from_u32(x.get() as u32)) else {
             return false;
         };
         if matches!(instr.op, Op::LoadVar | Op::LoadParam | Op::LoadConst) {
@@ -813,15 +815,16 @@ fn append_instance<S: SlotIndex, D: SlotIndex>(
                 Op::LoadParam => needed.params = needed.params.max(index as usize + 1),
                 _ => {}
             }
-            instr.op = op;
-            instr.a[0] = index & 0xffff;
-            instr.a[1] = index >> 16;
+            let (Some(low), Some(high)) = (D::from_u32(index & 0xffff), D::from_u32(index >> 16))
+            else {
+                return false;
+            };
+            copy.op = op;
+            copy.a[0] = low;
+            copy.a[1] = high;
         }
-        instr.out = map.cell(template, instr.out);
-        let Some(instr) = instr.map(D::from_u32) else {
-            return false;
-        };
-        stream.instrs.push(instr);
+        copy.out = map.cell(template, instr.out);
+        stream.instrs.push(copy);
     }
     stream.slots = stream.slots.max(source.slots);
     true
