@@ -489,18 +489,39 @@ pub(crate) fn pivoted_rank(m: &[f64], rows: usize, cols: usize) -> Vec<usize> {
         // and what earlier steps filled in): the reflection then spans only them, and
         // dots and updates stop at their end. Reordering rows changes `Q`, not `R` (the
         // same pivots and diagonal, up to rounding), and a Jacobian's columns are mostly
-        // zeros, so this is a fraction of the work.
-        let mut reach = k;
-        for i in k..rows {
-            if a[k * rows + i] != 0.0 {
-                if i != reach {
-                    for col in a[k * rows..].chunks_exact_mut(rows) {
-                        col.swap(i, reach);
+        // zeros, so this is a fraction of the work. Each row moved costs a swap in every
+        // later column, each zero row left out saves a product and an update there: the
+        // rows are gathered where more are left out than moved, else the reflection
+        // spans to the last nonzero row.
+        let pivot = &a[k * rows..(k + 1) * rows];
+        let last = pivot[k..]
+            .iter()
+            .rposition(|&x| x != 0.0)
+            .map_or(k, |e| k + e);
+        let reach = match pivot[k..=last].iter().position(|&x| x == 0.0) {
+            Some(first_zero) => {
+                let nonzero = pivot[k..=last].iter().filter(|&&x| x != 0.0).count();
+                let (left_out, moved) = (last + 1 - k - nonzero, nonzero - first_zero);
+                if left_out > moved {
+                    let mut reach = k;
+                    for i in k..=last {
+                        if a[k * rows + i] != 0.0 {
+                            if i != reach {
+                                for col in a[k * rows..].chunks_exact_mut(rows) {
+                                    col.swap(i, reach);
+                                }
+                            }
+                            reach += 1;
+                        }
                     }
+                    // Row k is always in the reflection (its entry is made nonzero).
+                    reach.max(k + 1)
+                } else {
+                    last + 1
                 }
-                reach += 1;
             }
-        }
+            None => last + 1,
+        };
         let x0 = a[k * rows + k];
         let scale = 1.0 / (alpha * (alpha + x0.abs()));
         a[k * rows + k] = x0 + alpha.copysign(x0);
