@@ -482,8 +482,6 @@ pub(crate) fn pivoted_rank(m: &[f64], rows: usize, cols: usize) -> Vec<usize> {
             break;
         }
         rank += 1;
-        // Reflect x = a[k.., k] onto -sign(x0) |x| e1: v = x + sign(x0) |x| e1, and each
-        // later column loses 2 v (v . a_j) / (v . v).
         // The rows below the diagonal where the pivot column is nonzero are brought up
         // to start at row `k`, in order (the rows of the few joints on the pivot's part,
         // and what earlier steps filled in): the reflection then spans only them, and
@@ -503,8 +501,9 @@ pub(crate) fn pivoted_rank(m: &[f64], rows: usize, cols: usize) -> Vec<usize> {
                 let nonzero = pivot[k..=last].iter().filter(|&&x| x != 0.0).count();
                 let (left_out, moved) = (last + 1 - k - nonzero, nonzero - first_zero);
                 if left_out > moved {
-                    let mut reach = k;
-                    for i in k..=last {
+                    // The rows before the first zero are in place already.
+                    let mut reach = k + first_zero;
+                    for i in k + first_zero..=last {
                         if a[k * rows + i] != 0.0 {
                             if i != reach {
                                 for col in a[k * rows..].chunks_exact_mut(rows) {
@@ -522,6 +521,8 @@ pub(crate) fn pivoted_rank(m: &[f64], rows: usize, cols: usize) -> Vec<usize> {
             }
             None => last + 1,
         };
+        // Reflect x = a[k..reach, k] onto -sign(x0) |x| e1: v = x + sign(x0) |x| e1, and
+        // each later column loses 2 v (v . a_j) / (v . v).
         let x0 = a[k * rows + k];
         let scale = 1.0 / (alpha * (alpha + x0.abs()));
         a[k * rows + k] = x0 + alpha.copysign(x0);
