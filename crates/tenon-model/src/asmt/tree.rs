@@ -48,49 +48,52 @@ impl<'a> Tree<'a> {
             trimmed: "",
             parent: ROOT,
         });
-        // (node, depth) of the open ancestors; the root has depth -1.
-        let mut stack: Vec<(usize, isize)> = vec![(ROOT, -1)];
+        // The open ancestors: `open[d]` is the last line of depth `d - 1` (the root's
+        // depth is -1), as each line is one tab deeper than its parent.
+        let mut open: Vec<usize> = vec![ROOT];
         let mut time_series = None;
-        let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
         let mut from = 0;
-        for (k, end) in ends.enumerate() {
-            let line = k + 1;
-            // Cut at ASCII bytes, so on character boundaries.
-            let raw = text.get(from..end).unwrap_or("");
+        let mut line = 0;
+        loop {
+            line += 1;
+            let rest = bytes.get(from..).unwrap_or_default();
+            let len = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
             let line_start = from;
-            from = end + 1;
-            let raw = raw.strip_suffix('\r').unwrap_or(raw);
-            let tabs = raw.bytes().take_while(|&b| b == b'\t').count();
-            let content = raw.get(tabs..).unwrap_or("");
-            let depth = tabs as isize;
+            let raw = &rest[..len];
+            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            let tabs = raw.iter().take_while(|&&b| b == b'\t').count();
+            // Cut at ASCII bytes, so on character boundaries.
+            let content = text.get(from + tabs..from + raw.len()).unwrap_or("");
+            from += len + 1;
             // A line of tabs only is an empty value (e.g. a joint with no name); a
             // line with nothing at all is skipped.
             let trimmed = trim(content);
-            if trimmed.is_empty() && (depth == 0 || !content.is_empty()) {
+            if trimmed.is_empty() && (tabs == 0 || !content.is_empty()) {
+                if from > bytes.len() {
+                    break;
+                }
                 continue;
             }
-            if depth == 0 && content.starts_with("TimeSeries") {
+            if tabs == 0 && content.starts_with("TimeSeries") {
                 time_series = Some((line, line_start));
                 break;
             }
             if content.starts_with(' ') {
                 return Err(ModelError::at_line(line, "indentation must be tabs"));
             }
-            while stack.last().is_some_and(|&(_, d)| d >= depth) {
-                stack.pop();
-            }
-            let Some(&(parent, parent_depth)) = stack.last() else {
-                return Err(ModelError::at_line(line, "indentation out of place"));
-            };
-            if depth != parent_depth + 1 {
+            // `open.len() - 1` is one tab deeper than the last line.
+            let deepest = open.len() - 1;
+            if tabs > deepest {
                 return Err(ModelError::at_line(
                     line,
                     format!(
                         "indented {} tabs deeper than the line it belongs to",
-                        depth - parent_depth
+                        tabs - deepest + 1
                     ),
                 ));
             }
+            open.truncate(tabs + 1);
+            let parent = open[tabs];
             let id = nodes.len();
             nodes.push(Node {
                 line,
@@ -98,7 +101,10 @@ impl<'a> Tree<'a> {
                 trimmed,
                 parent,
             });
-            stack.push((id, depth));
+            open.push(id);
+            if from > bytes.len() {
+                break;
+            }
         }
         // Children grouped by parent, in file order (a counting sort over the lines).
         let mut child_start = vec![0; nodes.len() + 1];
