@@ -379,6 +379,14 @@ impl ExprGraph {
             &mut consts,
             &mut needed,
         );
+        // Sized at once (a large cluster's instances hold hundreds of thousands).
+        let more: usize = instances
+            .list
+            .iter()
+            .filter_map(|inst| self.templates.get(inst.template))
+            .map(|t| t.parts.constant_entries.len())
+            .sum();
+        constant_entries.reserve_exact(more);
         for inst in &instances.list {
             let Some(t) = self.templates.get(inst.template) else {
                 continue;

@@ -73,6 +73,14 @@ pub(crate) struct Branches {
 }
 
 impl Branches {
+    /// Room for the indicators of `joints` joints (most have one).
+    pub(crate) fn with_capacity(joints: usize) -> Self {
+        Branches {
+            indicators: Vec::with_capacity(joints),
+            ..Branches::default()
+        }
+    }
+
     /// Adds the indicator of joint `joint` on local axis `axis` of both its frames: in
     /// numbers when both frames' rotations are (`numeric`), else `expression()` (made
     /// only then) compiled.

@@ -850,9 +850,22 @@ pub(crate) fn compile_clusters(
     }
     let mut fixed_equations = Vec::new();
     let mut fixed_turns = Vec::new();
-    for (r, g) in eq_group.iter().enumerate() {
-        match g.and_then(|g| index.get(&uf.find(g))) {
-            Some(&k) => members[k].equations.push(r),
+    // Each equation's cluster, then each cluster's list sized before it is filled (a
+    // 10,000-part cluster's list grew by copying itself).
+    let eq_cluster: Vec<Option<usize>> = eq_group
+        .iter()
+        .map(|g| g.and_then(|g| index.get(&uf.find(g)).copied()))
+        .collect();
+    let mut counts = vec![0usize; members.len()];
+    for &k in eq_cluster.iter().flatten() {
+        counts[k] += 1;
+    }
+    for (m, &n) in members.iter_mut().zip(&counts) {
+        m.equations.reserve_exact(n);
+    }
+    for (r, k) in eq_cluster.iter().enumerate() {
+        match k {
+            Some(k) => members[*k].equations.push(r),
             None => fixed_equations.push(r),
         }
     }

@@ -29,7 +29,11 @@ impl Fields {
 
 /// `O_i = O_j`: `d = 0` (3 equations).
 fn coincident(g: &mut ExprGraph, i: &Frame, j: &Frame) -> Vec<Residual> {
-    offset(g, i, j).into_iter().map(length).collect()
+    // With room for the joint's other equations (a fixed joint has six), which are
+    // appended to these.
+    let mut r = Vec::with_capacity(6);
+    r.extend(offset(g, i, j).map(length));
+    r
 }
 
 /// `z_i = +-z_j`: `z_i . x_j = 0`, `z_i . y_j = 0` (2 equations).

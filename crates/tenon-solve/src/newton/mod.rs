@@ -424,30 +424,55 @@ fn split(cluster: &ClusterTape, used: &[usize]) -> Vec<Part> {
             Some(first)
         })
         .collect();
+    // Each group's piece, then each piece's lists sized before they are filled (a
+    // 10,000-part cluster is one piece; growing its lists copied them again and again).
     let mut piece_of_root = vec![usize::MAX; groups];
-    let mut pieces: Vec<Part> = Vec::new();
+    let mut piece_of_group = Vec::with_capacity(groups);
+    let mut sizes: Vec<(usize, usize, usize)> = Vec::new();
     for g in 0..groups {
         let root = uf.find(g);
         if piece_of_root[root] == usize::MAX {
-            piece_of_root[root] = pieces.len();
-            pieces.push(Part {
-                cols: Vec::new(),
-                rows: Vec::new(),
-                limits: Vec::new(),
-            });
+            piece_of_root[root] = sizes.len();
+            sizes.push((0, 0, 0));
         }
-        let piece = &mut pieces[piece_of_root[root]];
+        let p = piece_of_root[root];
+        piece_of_group.push(p);
+        sizes[p].0 += if g < n_parts { 6 } else { 1 };
+    }
+    // A used row with no unknown cannot be moved; it is reported with the first piece
+    // (it belongs to the cluster only through unknowns that cancel here).
+    let piece_of_row: Vec<usize> = row_group
+        .iter()
+        .map(|g| g.map_or(0, |g| uf.find(g)))
+        .map(|root| piece_of_root.get(root).copied().unwrap_or(usize::MAX))
+        .collect();
+    for (k, &p) in piece_of_row.iter().enumerate() {
+        if let Some(size) = sizes.get_mut(p) {
+            if k < used.len() {
+                size.1 += 1;
+            } else {
+                size.2 += 1;
+            }
+        }
+    }
+    let mut pieces: Vec<Part> = sizes
+        .iter()
+        .map(|&(cols, rows, limits)| Part {
+            cols: Vec::with_capacity(cols),
+            rows: Vec::with_capacity(rows),
+            limits: Vec::with_capacity(limits),
+        })
+        .collect();
+    for (g, &p) in piece_of_group.iter().enumerate() {
+        let piece = &mut pieces[p];
         if g < n_parts {
             piece.cols.extend(6 * g..6 * g + 6);
         } else {
             piece.cols.push(g + 5 * n_parts);
         }
     }
-    for (k, g) in row_group.iter().enumerate() {
-        // A used row with no unknown cannot be moved; it is reported with the first
-        // piece (it belongs to the cluster only through unknowns that cancel here).
-        let root = g.map_or(0, |g| uf.find(g));
-        if let Some(piece) = piece_of_root.get(root).and_then(|&p| pieces.get_mut(p)) {
+    for (k, &p) in piece_of_row.iter().enumerate() {
+        if let Some(piece) = pieces.get_mut(p) {
             if k < used.len() {
                 piece.rows.push(used[k]);
             } else if let Some(&limit) = limits.get(k - used.len()) {
