@@ -418,8 +418,13 @@ fn split(cluster: &ClusterTape, used: &[usize]) -> Vec<Part> {
         .map(|row| {
             let mut read = cluster.groups_read(row).filter(|&g| g < groups);
             let first = read.next()?;
+            // A row reads a part's columns side by side: one union per run of them.
+            let mut last = first;
             for g in read {
-                uf.union(first, g);
+                if g != last {
+                    uf.union(first, g);
+                    last = g;
+                }
             }
             Some(first)
         })
