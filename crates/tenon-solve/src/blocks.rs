@@ -50,21 +50,28 @@ pub(crate) fn stages(
             cols: Vec::new(),
         }];
     };
-    let mut index_of = vec![u32::MAX; max_col + 1];
-    for (k, &c) in cols.iter().enumerate() {
-        index_of[c] = k as u32;
-    }
-    let index_of = &index_of;
-    let pairs = rows.iter().enumerate().flat_map(|(k, &r)| {
-        row_cols.row(r).iter().filter_map(move |&c| {
-            index_of
-                .get(c as usize)
-                .copied()
-                .filter(|&i| i != u32::MAX)
-                .map(|i| (k, i))
-        })
-    });
-    let dm = dulmage_mendelsohn(&Incidence::from_pairs(rows.len(), cols.len(), pairs));
+    // A piece whose columns are the first ones in order (a cluster of one piece, the
+    // usual case) reads its rows' lists as they are.
+    let incidence = if cols.iter().enumerate().all(|(k, &c)| c == k) {
+        Incidence::from_rows(cols.len(), rows.iter().map(|&r| row_cols.row(r)))
+    } else {
+        let mut index_of = vec![u32::MAX; max_col + 1];
+        for (k, &c) in cols.iter().enumerate() {
+            index_of[c] = k as u32;
+        }
+        let index_of = &index_of;
+        let pairs = rows.iter().enumerate().flat_map(|(k, &r)| {
+            row_cols.row(r).iter().filter_map(move |&c| {
+                index_of
+                    .get(c as usize)
+                    .copied()
+                    .filter(|&i| i != u32::MAX)
+                    .map(|i| (k, i))
+            })
+        });
+        Incidence::from_pairs(rows.len(), cols.len(), pairs)
+    };
+    let dm = dulmage_mendelsohn(&incidence);
     let to_stage = |r: &[u32], c: &[u32]| Stage {
         rows: r.iter().map(|&k| rows[k as usize]).collect(),
         cols: c.iter().map(|&k| cols[k as usize]).collect(),

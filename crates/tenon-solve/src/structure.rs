@@ -120,6 +120,45 @@ impl Incidence {
         Incidence { columns, adjacency }
     }
 
+    /// An incidence of `columns` columns whose row `k` is the `k`-th list of `rows`, as
+    /// [`Self::from_pairs`] would make it (columns out of range dropped, each kept once,
+    /// ascending) but copied list by list: lists already ascending (the compiled
+    /// patterns') are neither gone through twice nor sorted.
+    pub(crate) fn from_rows<'a, I>(columns: usize, rows: I) -> Self
+    where
+        I: ExactSizeIterator<Item = &'a [u32]>,
+    {
+        let bound = u32::try_from(columns).unwrap_or(u32::MAX);
+        let mut start = Vec::with_capacity(rows.len() + 1);
+        start.push(0u32);
+        let mut items = Vec::new();
+        for row in rows {
+            let row_start = items.len();
+            let mut ascending = true;
+            for &c in row.iter().filter(|&&c| c < bound) {
+                ascending &= items.len() == row_start || items[items.len() - 1] < c;
+                items.push(c);
+            }
+            if !ascending {
+                let tail = &mut items[row_start..];
+                tail.sort_unstable();
+                let mut write = row_start;
+                for k in row_start..items.len() {
+                    if write == row_start || items[write - 1] != items[k] {
+                        items[write] = items[k];
+                        write += 1;
+                    }
+                }
+                items.truncate(write);
+            }
+            start.push(items.len() as u32);
+        }
+        Incidence {
+            columns,
+            adjacency: RowLists { start, items },
+        }
+    }
+
     /// Number of rows.
     pub fn rows(&self) -> usize {
         self.adjacency.rows()
@@ -405,6 +444,13 @@ mod tests {
         assert_eq!(g.row(1), &[] as &[u32]);
         assert_eq!(g.row(2), &[1]);
         assert_eq!(g, inc(5, &[&[4, 3, 3], &[], &[1, 5, 1]]));
+        // Copied row by row: the same incidence, whether a row is ascending or not.
+        let rows: [&[u32]; 3] = [&[3, 3, 4], &[], &[5, 1, 1]];
+        assert_eq!(Incidence::from_rows(5, rows.iter().copied()), g);
+        let ascending: [&[u32]; 3] = [&[0, 2, 7], &[1], &[]];
+        let copied = Incidence::from_rows(5, ascending.iter().copied());
+        assert_eq!(copied, inc(5, &[&[0, 2, 7], &[1], &[]]));
+        assert_eq!(copied.row(0), &[0, 2]);
     }
 
     #[test]
