@@ -81,7 +81,7 @@ impl<'a> Tree<'a> {
             if content.starts_with(' ') {
                 return Err(ModelError::at_line(line, "indentation must be tabs"));
             }
-            // `open.len() - 1` is one tab deeper than the last line.
+            // A child of the last line has `open.len() - 1` tabs; no line is deeper.
             let deepest = open.len() - 1;
             if tabs > deepest {
                 return Err(ModelError::at_line(
