@@ -362,7 +362,13 @@ impl ExprGraph {
 
     /// The constant `value`.
     pub fn constant(&mut self, value: f64) -> ExprId {
-        self.intern(Node::Const(ConstBits::of(value)))
+        // 0 and 1 (made with the graph, and most of the entries of the rotations of
+        // markers and parts) without a look-up in the table.
+        match value.to_bits() {
+            0 => self.zero,
+            bits if bits == 1f64.to_bits() => self.one,
+            _ => self.intern(Node::Const(ConstBits::of(value))),
+        }
     }
 
     /// The constant 0.

@@ -263,9 +263,13 @@ pub(crate) fn identity(g: &mut ExprGraph) -> [[ExprId; 3]; 3] {
 /// `R = I + 2 w [v]x + 2 [v]x^2`, written out.
 pub(crate) fn quaternion_matrix(g: &mut ExprGraph, q: [ExprId; 4]) -> [[ExprId; 3]; 3] {
     let [w, x, y, z] = q;
+    // The constant 2 looked up once (nine lookups in the table a part were a tenth of
+    // this function), at the point it was first made before.
+    let mut two_const = None;
     let mut two = |a: ExprId, b: ExprId| {
         let m = g.mul(a, b);
-        g.scale(m, 2.0)
+        let c = *two_const.get_or_insert_with(|| g.constant(2.0));
+        g.mul(c, m)
     };
     let (xx, yy, zz) = (two(x, x), two(y, y), two(z, z));
     let (xy, xz, yz) = (two(x, y), two(x, z), two(y, z));
