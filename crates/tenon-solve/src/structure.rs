@@ -132,31 +132,21 @@ impl Incidence {
         let mut start = Vec::with_capacity(rows.len() + 1);
         start.push(0u32);
         let mut items = Vec::new();
+        let mut ascending = true;
         for row in rows {
             let row_start = items.len();
-            let mut ascending = true;
             for &c in row.iter().filter(|&&c| c < bound) {
                 ascending &= items.len() == row_start || items[items.len() - 1] < c;
                 items.push(c);
             }
-            if !ascending {
-                let tail = &mut items[row_start..];
-                tail.sort_unstable();
-                let mut write = row_start;
-                for k in row_start..items.len() {
-                    if write == row_start || items[write - 1] != items[k] {
-                        items[write] = items[k];
-                        write += 1;
-                    }
-                }
-                items.truncate(write);
-            }
             start.push(items.len() as u32);
         }
-        Incidence {
-            columns,
-            adjacency: RowLists { start, items },
+        let mut adjacency = RowLists { start, items };
+        // Lists not ascending (not a compiled pattern's) are sorted as pairs' rows are.
+        if !ascending {
+            adjacency.sort_and_dedup(bound);
         }
+        Incidence { columns, adjacency }
     }
 
     /// Number of rows.
