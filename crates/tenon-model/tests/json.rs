@@ -165,6 +165,17 @@ fn malformed() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ("profile point repeated", base(part, &joint(r#""type": "cam", "i": { "part": "p", "marker": "m" }, "j": { "part": "g", "marker": "o" }, "profile": { "points": [[0, 0], [1, 0], [1, 0], [0, 1]] }"#)), "joints[0].profile.points[2]", "point 2 repeats point 1"),
         ("profile closed by hand", base(part, &joint(r#""type": "cam", "i": { "part": "p", "marker": "m" }, "j": { "part": "g", "marker": "o" }, "profile": { "points": [[0, 0], [1, 0], [0, 1], [0, 0]] }"#)), "joints[0].profile.points[0]", "the last point repeats the first"),
         ("duplicate key", r#"{ "format": "tenon-assembly", "version": 1, "version": 1 }"#.into(), "line 1, column 53", "not valid JSON: key 'version' appears twice"),
+        // The parts and joints are read an item at a time from their text: syntax
+        // errors inside them are placed in the file, and come before other problems.
+        ("duplicate key in a part", base(r#"{ "id": "p", "id": "q" }"#, ""), "line 2, column 102", "not valid JSON: key 'id' appears twice"),
+        ("duplicate key in a joint", base(part, &joint(&format!(r#"{rev}, "id": "k""#))), "line 3, column 140", "not valid JSON: key 'id' appears twice"),
+        ("trailing comma in a part", base(r#"{ "id": "p", }"#, ""), "line 2, column 99", "not valid JSON: trailing comma"),
+        ("bad part, then bad JSON in a joint", base(r#"{ "id": "p", "colour": 1 }"#, r#"{ "id": "j" "x": 1 }"#), "line 3, column 42", "not valid JSON: expected `,` or `}`"),
+        ("parts not a list", r#"{ "format": "tenon-assembly", "version": 1, "parts": {} }"#.into(), "parts", "expected an array, found an object"),
+        ("joints not a list", r#"{ "format": "tenon-assembly", "version": 1, "parts": [], "joints": 5 }"#.into(), "joints", "expected an array, found a number"),
+        ("parts twice", r#"{ "format": "tenon-assembly", "version": 1, "parts": [], "parts": [] }"#.into(), "line 1, column 64", "not valid JSON: key 'parts' appears twice"),
+        ("brackets crossed", r#"{ "format": "tenon-assembly", "version": 1, "parts": [ { "id": "g" ] }, "joints": [] }"#.into(), "line 1, column 68", "not valid JSON: expected `,` or `}`"),
+        ("parts with an escaped key", r#"{ "format": "tenon-assembly", "version": 1, "par\u0074s": [ { "id": "g", "grounded": true }, { "id": "p", "colour": 1 } ] }"#.into(), "parts[1].colour", "unknown key 'colour'"),
         ("null number", base(r#"{ "id": "p", "placement": { "position": [null, 0, 0] } }"#, ""), "parts[1].placement.position[0]", "expected a number or an expression string, found null"),
     ]
 }
@@ -339,6 +350,45 @@ fn the_geometric_tolerance_reads_writes_and_is_checked() {
 
 /// A ground holding many markers (the anchors of hundreds of mechanisms): its markers are
 /// found by name through the assembly's index, before and after markers are added, a
+/// The parts and joints are found in the text by a scan of its brackets and quotes:
+/// brackets, braces, quotes and escapes inside ids and names, keys in other orders,
+/// and `parts` and `joints` inside other values do not mislead it.
+#[test]
+fn lists_read_past_brackets_and_quotes_in_strings() {
+    let text = r#"{ "joints": [ { "id": "j[0]", "type": "revolute",
+          "i": { "part": "p]}[{\"", "marker": "m{" }, "j": { "part": "g", "marker": "o" } } ],
+      "extra": { "parts": [1, 2], "joints": "]" },
+      "parts": [ { "id": "g", "grounded": true, "markers": { "o": {} } },
+                 { "id": "p]}[{\"", "markers": { "m{": { "position": [1, 2, 3] } } } ],
+      "version": 1, "format": "tenon-assembly" }"#;
+    let a = read_json(text, None).unwrap();
+    let ids: Vec<&str> = a.parts().map(|(_, p)| p.id.as_str()).collect();
+    assert_eq!(ids, ["g", "p]}[{\""]);
+    let joint = a.joint(a.joint_by_id("j[0]").unwrap()).unwrap();
+    assert_eq!(a.part(joint.i.part).map(|p| p.id.as_str()), Some("p]}[{\""));
+    assert!(a
+        .extra()
+        .unwrap()
+        .to_json_text()
+        .contains(r#""joints": "]""#));
+    // Without escapes anywhere the scan goes a chunk at a time: strings across chunks,
+    // a list ending in its last whole chunk and after it.
+    for pad in [0, 1, 30, 64, 200] {
+        let long = "x".repeat(pad);
+        let text = format!(
+            r#"{{ "format": "tenon-assembly", "version": 1, "parts": [
+              {{ "id": "g", "grounded": true, "markers": {{ "o": {{}} }} }},
+              {{ "id": "p]}}[{{{long}", "markers": {{ "m{{": {{ "position": [1, 2, 3] }} }} }} ],
+              "joints": [ {{ "id": "[j{long}", "type": "ball",
+                "i": {{ "part": "p]}}[{{{long}", "marker": "m{{" }}, "j": {{ "part": "g", "marker": "o" }} }} ] }}"#
+        );
+        let a = read_json(&text, None).unwrap();
+        let ids: Vec<String> = a.parts().map(|(_, p)| p.id.clone()).collect();
+        assert_eq!(ids, ["g".to_string(), format!("p]}}[{{{long}")]);
+        assert!(a.joint_by_id(&format!("[j{long}")).is_some());
+    }
+}
+
 /// name given twice is still refused, and the lookups agree with the part's own list.
 #[test]
 fn many_markers_on_one_part_are_found_by_name() {

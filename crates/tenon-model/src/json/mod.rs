@@ -4,10 +4,12 @@
 //!
 //! | module | owns |
 //! |---|---|
-//! | `value` | strict JSON values (a key twice is an error), objects read key by key |
+//! | `value` | strict JSON values (a key twice is an error), objects read key by key, lists an item at a time |
+//! | `lists` | where a document's `parts` and `joints` lie in its text, found without parsing them |
 //! | `read` | the document: syntax and references; the model's rules via the builders |
 //! | `write` | the document in the spec's key order |
 
+mod lists;
 mod read;
 mod value;
 mod write;

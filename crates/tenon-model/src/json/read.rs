@@ -10,8 +10,10 @@
 
 use bumpalo::Bump;
 
+use super::lists::{List, Lists};
 use super::value::{
-    array, collect_nested, describe, key_path, parse_strict, resolved, At, Json, Obj, Result,
+    array, collect_nested, describe, each_item, key_path, parse_document, parse_strict, resolved,
+    At, ItemsError, Json, Obj, Result,
 };
 use super::{FORMAT_NAME, FORMAT_VERSION};
 use crate::assembly::{
@@ -35,7 +37,7 @@ fn placed(at: At<'_>, e: Invalid) -> ModelError {
 
 pub(super) fn read(text: &str) -> Result<Assembly> {
     let (assembly, nested) = collect_nested(|| read_document(text));
-    let mut assembly = assembly?;
+    let mut assembly = assembly.map_err(|e| syntax_first(text, e))?;
     let parts: Vec<PartKey> = assembly.parts().map(|(k, _)| k).collect();
     let joints: Vec<JointKey> = assembly.joints().map(|(k, _)| k).collect();
     let owned = nested
@@ -47,6 +49,20 @@ pub(super) fn read(text: &str) -> Result<Assembly> {
         .collect();
     assembly.set_nested_extras(owned);
     Ok(assembly)
+}
+
+/// The first problem of a document that is not JSON is where it is not (the parts and
+/// joints are read an item at a time, so a part may be refused before a syntax error
+/// in a joint is met): `e`, a problem found in the document's values, gives way to
+/// the syntax error if there is one.
+fn syntax_first(text: &str, e: ModelError) -> ModelError {
+    if matches!(e.place(), Place::Line { .. }) {
+        return e;
+    }
+    match parse(text, &Bump::new()) {
+        Err(syntax) => syntax,
+        Ok(_) => e,
+    }
 }
 
 /// The element an `extra` at `path` (a path as errors print it) belongs to, and the
@@ -106,28 +122,93 @@ pub(super) fn read_one_joint(text: &str, assembly: &Assembly) -> Result<Joint> {
 /// JSON text as a value (a key given twice is an error); a syntax error names the line
 /// and column.
 fn parse<'a>(text: &'a str, arena: &'a Bump) -> Result<Json<'a>> {
-    parse_strict(text, arena).map_err(|e| {
-        let message = e.to_string();
-        // serde_json appends " at line L column C"; the place carries that.
-        let message = message
-            .split(" at line ")
-            .next()
-            .unwrap_or(&message)
-            .to_string();
-        ModelError::new(
-            Place::Line {
-                line: e.line().max(1),
-                column: Some(e.column().max(1)),
-            },
-            format!("not valid JSON: {message}"),
-        )
-    })
+    parse_strict(text, arena).map_err(|e| not_json(&e, (1, 1)))
+}
+
+/// A syntax error as the reader reports it: "not valid JSON" at its line and column,
+/// counted from `(line, column)`, where the text read starts in the file.
+fn not_json(e: &serde_json::Error, (line, column): (usize, usize)) -> ModelError {
+    let message = e.to_string();
+    // serde_json appends " at line L column C"; the place carries that.
+    let message = message
+        .split(" at line ")
+        .next()
+        .unwrap_or(&message)
+        .to_string();
+    let (at_line, at_column) = (e.line().max(1), e.column().max(1));
+    ModelError::new(
+        Place::Line {
+            line: line + at_line - 1,
+            column: Some(if at_line == 1 {
+                column + at_column - 1
+            } else {
+                at_column
+            }),
+        },
+        format!("not valid JSON: {message}"),
+    )
+}
+
+/// The line and column (from 1) where `part`, a piece of `text`, starts in it.
+fn start_of(text: &str, part: &str) -> (usize, usize) {
+    let offset = (part.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+    let before = text.get(..offset).unwrap_or("");
+    let line = 1 + memchr::memchr_iter(b'\n', before.as_bytes()).count();
+    let column = 1 + before.len() - before.rfind('\n').map_or(0, |k| k + 1);
+    (line, column)
+}
+
+/// Reads the document's list `v` (its `parts` or `joints`, at `at`) an item at a time,
+/// handing each with its index to `each`: as kept as text by
+/// [`parse_document`](super::value::parse_document), or as a tree.
+fn each_item_of<F>(text: &str, v: &Json<'_>, at: At<'_>, mut each: F) -> Result<()>
+where
+    F: for<'b> FnMut(usize, &Json<'b>, &'b Bump) -> Result<()>,
+{
+    let arena = Bump::new();
+    match v {
+        Json::Raw(list) if list.starts_with('[') => each_item(list, each).map_err(|e| match e {
+            ItemsError::Json(e) => not_json(&e, start_of(text, list)),
+            ItemsError::Model(e) => e,
+        }),
+        Json::Raw(other) => {
+            // Not an array: refused as a tree would be.
+            let value =
+                parse_strict(other, &arena).map_err(|e| not_json(&e, start_of(text, other)))?;
+            array(&value, at).map(|_| ())
+        }
+        tree => {
+            for (k, item) in array(tree, at)?.iter().enumerate() {
+                each(k, item, &arena)?;
+            }
+            Ok(())
+        }
+    }
 }
 
 fn read_document(text: &str) -> Result<Assembly> {
-    // The value tree lives in this arena (see `value::Json`), dropped with the reading.
+    // The value tree lives in this arena (see `value::Json`), dropped with the reading;
+    // the parts and joints are read an item at a time from their text (see
+    // `parse_document`), found by a scan (module `lists`) where it can.
     let arena = Bump::new();
-    let root = parse(text, &arena)?;
+    let lists = super::lists::find(text).filter(Lists::any);
+    let rest = lists.as_ref().map(|l| l.cut_from(text));
+    let (root, lists) = match rest.as_deref().map(|rest| parse_document(rest, &arena)) {
+        Some(Ok(root)) => (root, lists.unwrap_or_default()),
+        // Not JSON (or lists not where the scan found them): the whole text, as one,
+        // which names the problem's line and column.
+        _ => (
+            parse_document(text, &arena).map_err(|e| not_json(&e, (1, 1)))?,
+            Lists::default(),
+        ),
+    };
+    // A list the scan cut out is `[]` in the tree: its text is the document's.
+    let list_text = |v: &Json<'_>, list: &Option<List>| -> Option<&str> {
+        match v {
+            Json::Raw(_) => list.as_ref().and_then(|l| text.get(l.span.clone())),
+            _ => None,
+        }
+    };
     let mut doc = Obj::new(&root, At::Root(""))?;
     let format = doc.req_str("format")?;
     if format != FORMAT_NAME {
@@ -164,29 +245,29 @@ fn read_document(text: &str) -> Result<Assembly> {
         .set_parameters(parameters)
         .map_err(|e| ModelError::at_path("parameters", e.message()))?;
 
-    let mut count = |key: &str| {
-        doc.get(key)
-            .and_then(|v| v.as_array())
-            .map_or(0, <[_]>::len)
-    };
-    assembly.reserve(count("parts"), count("joints"));
+    let count = |list: &Option<List>| list.as_ref().map_or(0, |l| l.items);
+    assembly.reserve(count(&lists.parts), count(&lists.joints));
     if let Some(parts) = doc.get("parts") {
         let list = At::Root("parts");
-        for (k, v) in array(parts, list)?.iter().enumerate() {
+        let parts = list_text(parts, &lists.parts).map_or(parts.clone(), Json::Raw);
+        each_item_of(text, &parts, list, |k, v, arena| {
             let at = list.index(k);
-            let part = read_part(v, at, &arena)?;
+            let part = read_part(v, at, arena)?;
             assembly.add_part_checked(part).map_err(|e| placed(at, e))?;
-        }
+            Ok(())
+        })?;
     }
     if let Some(joints) = doc.get("joints") {
         let list = At::Root("joints");
-        for (k, v) in array(joints, list)?.iter().enumerate() {
+        let joints = list_text(joints, &lists.joints).map_or(joints.clone(), Json::Raw);
+        each_item_of(text, &joints, list, |k, v, _| {
             let at = list.index(k);
             let joint = read_joint(v, at, &assembly)?;
             assembly
                 .add_joint_checked(joint)
                 .map_err(|e| placed(at, e))?;
-        }
+            Ok(())
+        })?;
     }
     if let Some(motions) = doc.get("motions") {
         let list = At::Root("motions");

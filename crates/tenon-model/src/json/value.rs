@@ -32,8 +32,9 @@ pub(super) enum Json<'a> {
     String(&'a str),
     Array(&'a [Json<'a>]),
     Object(Object<'a>),
-    /// The text of an `extra` value (other programs' data: kept as written, never
-    /// parsed into a tree, see [`resolved`]).
+    /// A value kept as its text: an `extra` (other programs' data: kept as written,
+    /// never parsed into a tree, see [`resolved`]), or a document's `parts` or `joints`
+    /// (read an item at a time, see [`each_item`]).
     Raw(&'a str),
 }
 
@@ -101,23 +102,127 @@ pub(super) fn parse_strict<'a>(
     text: &'a str,
     arena: &'a Bump,
 ) -> std::result::Result<Json<'a>, serde_json::Error> {
+    parse_with(text, arena, false)
+}
+
+/// A document's keys whose values are kept as their text by [`parse_document`], to be
+/// read an item at a time ([`each_item`]).
+const ITEM_LISTS: [&str; 2] = ["parts", "joints"];
+
+/// [`parse_strict`] for a whole document: the values of its `parts` and `joints` are
+/// kept as their text (checked as JSON, not made into a tree). A 10,000-part file's
+/// tree was tens of megabytes, written once and read back from memory; a part's or a
+/// joint's own tree, read into an arena emptied for the next, stays in the cache.
+pub(super) fn parse_document<'a>(
+    text: &'a str,
+    arena: &'a Bump,
+) -> std::result::Result<Json<'a>, serde_json::Error> {
+    parse_with(text, arena, true)
+}
+
+fn parse_with<'a>(
+    text: &'a str,
+    arena: &'a Bump,
+    lists_as_text: bool,
+) -> std::result::Result<Json<'a>, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);
     let mut scratch = Scratch::default();
     let value = Strict {
         arena,
         scratch: &mut scratch,
+        lists_as_text,
     }
     .deserialize(&mut de)?;
     de.end()?;
     Ok(value)
 }
 
+/// Why [`each_item`] stopped: the text is not JSON (or repeats a key), or `each` refused
+/// an item.
+pub(super) enum ItemsError {
+    /// Not JSON; the place is in the list's text (line 1 is the list's first).
+    Json(serde_json::Error),
+    /// What `each` returned.
+    Model(ModelError),
+}
+
+/// Reads `text`, a JSON array, an item at a time, each read strictly into an arena that
+/// is emptied for the next one and handed to `each` with its index.
+pub(super) fn each_item<F>(text: &str, mut each: F) -> std::result::Result<(), ItemsError>
+where
+    F: for<'b> FnMut(usize, &Json<'b>, &'b Bump) -> Result<()>,
+{
+    let mut de = serde_json::Deserializer::from_str(text);
+    let mut failed = None;
+    let read = serde::Deserializer::deserialize_seq(
+        &mut de,
+        Items {
+            each: &mut each,
+            failed: &mut failed,
+        },
+    );
+    if let Some(e) = failed {
+        return Err(ItemsError::Model(e));
+    }
+    read.and_then(|()| de.end()).map_err(ItemsError::Json)
+}
+
+/// The array visitor of [`each_item`]: a problem `each` finds is kept in `failed` (the
+/// deserialiser's own error type cannot carry it).
+struct Items<'f, F> {
+    each: &'f mut F,
+    failed: &'f mut Option<ModelError>,
+}
+
+impl<'de, F> serde::de::Visitor<'de> for Items<'_, F>
+where
+    F: for<'b> FnMut(usize, &Json<'b>, &'b Bump) -> Result<()>,
+{
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<(), A::Error> {
+        let mut arena = Bump::new();
+        // The lists' room as the last item left it (items are mostly alike).
+        let mut room = (0, 0);
+        let mut k = 0;
+        loop {
+            arena.reset();
+            let mut scratch = Scratch {
+                items: Vec::with_capacity(room.0),
+                entries: Vec::with_capacity(room.1),
+            };
+            let item = seq.next_element_seed(Strict {
+                arena: &arena,
+                scratch: &mut scratch,
+                lists_as_text: false,
+            })?;
+            room = (scratch.items.capacity(), scratch.entries.capacity());
+            let Some(item) = item else {
+                return Ok(());
+            };
+            if let Err(e) = (self.each)(k, &item, &arena) {
+                *self.failed = Some(e);
+                return Err(serde::de::Error::custom("refused"));
+            }
+            k += 1;
+        }
+    }
+}
+
 /// The deserialisation of a [`Json`] into an arena: a key written twice in one object
 /// is an error (plain `serde_json::Value` keeps the last one and drops the other
-/// without a word).
+/// without a word). Strings are borrowed from the text (`'de`, which outlives the
+/// arena's `'a`).
 struct Strict<'a, 's> {
     arena: &'a Bump,
     scratch: &'s mut Scratch<'a>,
+    /// The document's own object: its [`ITEM_LISTS`] are kept as text.
+    lists_as_text: bool,
 }
 
 /// The items and entries of the arrays and objects being read, innermost last: each is
@@ -136,13 +241,14 @@ impl<'a> Strict<'a, '_> {
         Strict {
             arena: self.arena,
             scratch: &mut *self.scratch,
+            lists_as_text: false,
         }
     }
 }
 
-impl<'a> DeserializeSeed<'a> for Strict<'a, '_> {
+impl<'de: 'a, 'a> DeserializeSeed<'de> for Strict<'a, '_> {
     type Value = Json<'a>;
-    fn deserialize<D: serde::Deserializer<'a>>(
+    fn deserialize<D: serde::Deserializer<'de>>(
         self,
         d: D,
     ) -> std::result::Result<Json<'a>, D::Error> {
@@ -154,9 +260,9 @@ impl<'a> DeserializeSeed<'a> for Strict<'a, '_> {
 /// escapes).
 struct Key<'a>(&'a Bump);
 
-impl<'a> DeserializeSeed<'a> for Key<'a> {
+impl<'de: 'a, 'a> DeserializeSeed<'de> for Key<'a> {
     type Value = &'a str;
-    fn deserialize<D: serde::Deserializer<'a>>(
+    fn deserialize<D: serde::Deserializer<'de>>(
         self,
         d: D,
     ) -> std::result::Result<&'a str, D::Error> {
@@ -164,12 +270,12 @@ impl<'a> DeserializeSeed<'a> for Key<'a> {
     }
 }
 
-impl<'a> serde::de::Visitor<'a> for Key<'a> {
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for Key<'a> {
     type Value = &'a str;
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a key")
     }
-    fn visit_borrowed_str<E>(self, v: &'a str) -> std::result::Result<&'a str, E> {
+    fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<&'a str, E> {
         Ok(v)
     }
     fn visit_str<E>(self, v: &str) -> std::result::Result<&'a str, E> {
@@ -180,7 +286,7 @@ impl<'a> serde::de::Visitor<'a> for Key<'a> {
 /// Objects with more keys than this check repeated keys with a set, not a scan.
 const SCANNED_KEYS: usize = 16;
 
-impl<'a> serde::de::Visitor<'a> for Strict<'a, '_> {
+impl<'de: 'a, 'a> serde::de::Visitor<'de> for Strict<'a, '_> {
     type Value = Json<'a>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -198,7 +304,7 @@ impl<'a> serde::de::Visitor<'a> for Strict<'a, '_> {
     fn visit_f64<E>(self, v: f64) -> std::result::Result<Json<'a>, E> {
         Ok(Number::from_f64(v).map_or(Json::Null, Json::Number))
     }
-    fn visit_borrowed_str<E>(self, v: &'a str) -> std::result::Result<Json<'a>, E> {
+    fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Json<'a>, E> {
         Ok(Json::String(v))
     }
     fn visit_str<E>(self, v: &str) -> std::result::Result<Json<'a>, E> {
@@ -210,7 +316,7 @@ impl<'a> serde::de::Visitor<'a> for Strict<'a, '_> {
     fn visit_none<E>(self) -> std::result::Result<Json<'a>, E> {
         Ok(Json::Null)
     }
-    fn visit_seq<A: serde::de::SeqAccess<'a>>(
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
         mut self,
         mut seq: A,
     ) -> std::result::Result<Json<'a>, A::Error> {
@@ -223,7 +329,7 @@ impl<'a> serde::de::Visitor<'a> for Strict<'a, '_> {
             .alloc_slice_fill_iter(self.scratch.items.drain(base..));
         Ok(Json::Array(items))
     }
-    fn visit_map<A: serde::de::MapAccess<'a>>(
+    fn visit_map<A: serde::de::MapAccess<'de>>(
         mut self,
         mut map: A,
     ) -> std::result::Result<Json<'a>, A::Error> {
@@ -245,9 +351,10 @@ impl<'a> serde::de::Visitor<'a> for Strict<'a, '_> {
                 )));
             }
             // Other programs' data is kept as its text: no tree of values (a 48 MB
-            // `extra` array would take gigabytes as one), nothing rewritten.
-            if key == "extra" {
-                let raw: &'a RawValue = map.next_value()?;
+            // `extra` array would take gigabytes as one), nothing rewritten. So are a
+            // document's parts and joints, read an item at a time later.
+            if key == "extra" || (self.lists_as_text && ITEM_LISTS.contains(&key)) {
+                let raw: &'de RawValue = map.next_value()?;
                 self.scratch.entries.push((key, Json::Raw(raw.get())));
                 continue;
             }
