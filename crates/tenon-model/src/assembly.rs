@@ -83,10 +83,12 @@ pub struct Part {
     pub placement: Placement,
     /// Named frames in part coordinates, in file order.
     pub markers: Vec<(String, Placement)>,
-    /// Mass properties, if given.
-    pub mass: Option<Mass>,
+    /// Mass properties, if given (boxed, as the velocity: most parts of a kinematic
+    /// model have neither, and a part is then less than half the size, which a large
+    /// assembly reads, copies and frees part by part).
+    pub mass: Option<Box<Mass>>,
     /// Initial velocity for dynamics (world frame), if given; at rest otherwise.
-    pub velocity: Option<PartVelocity>,
+    pub velocity: Option<Box<PartVelocity>>,
     /// Data for other programs.
     pub extra: Option<Extra>,
 }

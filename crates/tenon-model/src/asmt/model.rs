@@ -352,11 +352,11 @@ impl<'a> Reader<'_, 'a> {
             }
             let physical = mass > 0.0 && crate::validate::check_inertia(&inertia).is_ok();
             if physical {
-                part.mass = Some(Mass {
+                part.mass = Some(Box::new(Mass {
                     mass: Scalar::Number(mass),
                     center_of_mass: frame.position.map(Scalar::Number),
                     inertia: inertia.map(|row| row.map(Scalar::Number)),
-                });
+                }));
             } else {
                 // Massless or degenerate parts (common in kinematic exports) keep their
                 // numbers here; dynamics will refuse them with this reason.

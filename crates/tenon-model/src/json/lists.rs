@@ -221,7 +221,15 @@ impl Brackets {
             inside = !inside;
         }
         self.in_string = inside >> 63 != 0;
-        let mut brackets = (open | close) & !inside;
+        let (open, close) = (open & !inside, close & !inside);
+        // Deep enough that the chunk's closing brackets cannot bring the scan back to
+        // depth one (where an item starts) or zero: only the depth changes.
+        let closing = close.count_ones() as usize;
+        if self.depth >= closing + 2 {
+            self.depth = self.depth + open.count_ones() as usize - closing;
+            return None;
+        }
+        let mut brackets = open | close;
         while brackets != 0 {
             let k = brackets.trailing_zeros() as usize;
             brackets &= brackets - 1;

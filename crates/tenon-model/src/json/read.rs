@@ -483,11 +483,11 @@ fn read_part<'a>(v: &Json<'a>, at: At<'_>, arena: &'a Bump) -> Result<Part> {
         }
     }
     let mass = match o.get("mass") {
-        Some(v) => Some(read_mass(v, o.at("mass"))?),
+        Some(v) => Some(Box::new(read_mass(v, o.at("mass"))?)),
         None => None,
     };
     let velocity = match o.get("velocity") {
-        Some(v) => Some(read_velocity(v, o.at("velocity"))?),
+        Some(v) => Some(Box::new(read_velocity(v, o.at("velocity"))?)),
         None => None,
     };
     let extra = o.extra();
