@@ -5,6 +5,7 @@ use rustc_hash::FxHashMap;
 use slotmap::{new_key_type, SlotMap};
 
 use crate::error::{ModelError, Place};
+use crate::ids::IdIndex;
 use crate::joint::{Field, Joint, MarkerSpec};
 use crate::placement::Placement;
 use crate::scalar::{Parameter, ParameterValues, Scalar, Units};
@@ -263,10 +264,10 @@ pub struct Assembly {
     values: ParameterValues,
     parts: SlotMap<PartKey, Part>,
     part_order: Vec<PartKey>,
-    part_by_id: FxHashMap<String, PartKey>,
+    part_by_id: IdIndex<PartKey>,
     joints: SlotMap<JointKey, Joint>,
     joint_order: Vec<JointKey>,
-    joint_by_id: FxHashMap<String, JointKey>,
+    joint_by_id: IdIndex<JointKey>,
     motions: Vec<Motion>,
     forces: Forces,
     simulation: Option<Simulation>,
@@ -303,10 +304,10 @@ impl Assembly {
             values: ParameterValues::default(),
             parts: SlotMap::with_key(),
             part_order: Vec::new(),
-            part_by_id: FxHashMap::default(),
+            part_by_id: IdIndex::default(),
             joints: SlotMap::with_key(),
             joint_order: Vec::new(),
-            joint_by_id: FxHashMap::default(),
+            joint_by_id: IdIndex::default(),
             motions: Vec::new(),
             forces: Forces::default(),
             simulation: None,
@@ -386,7 +387,8 @@ impl Assembly {
     }
     /// The part with this id.
     pub fn part_by_id(&self, id: &str) -> Option<PartKey> {
-        self.part_by_id.get(id).copied()
+        self.part_by_id
+            .get(id, |k| self.parts.get(k).map(|p| p.id.as_str()))
     }
     /// Joints, in file order.
     pub fn joints(&self) -> impl Iterator<Item = (JointKey, &Joint)> + '_ {
@@ -404,7 +406,8 @@ impl Assembly {
     }
     /// The joint with this id.
     pub fn joint_by_id(&self, id: &str) -> Option<JointKey> {
-        self.joint_by_id.get(id).copied()
+        self.joint_by_id
+            .get(id, |k| self.joints.get(k).map(|j| j.id.as_str()))
     }
     /// Motions.
     pub fn motions(&self) -> &[Motion] {
@@ -511,7 +514,7 @@ impl Assembly {
     /// The part's problem, if it cannot be added.
     fn check_part(&self, part: &Part) -> Result<(), Invalid> {
         validate::part(part, self.numbers())?;
-        if self.part_by_id.contains_key(&part.id) {
+        if self.part_by_id(&part.id).is_some() {
             return Err(Invalid {
                 at: "id".into(),
                 message: format!("part id '{}' is used twice", part.id),
@@ -522,10 +525,13 @@ impl Assembly {
 
     /// Adds a part [`check_part`](Self::check_part) accepted.
     fn insert_part(&mut self, part: Part) -> PartKey {
-        let id = part.id.clone();
         let key = self.parts.insert(part);
         self.part_order.push(key);
-        self.part_by_id.insert(id, key);
+        let parts = &self.parts;
+        let id_of = |k| parts.get(k).map(|p: &Part| p.id.as_str());
+        if let Some(id) = id_of(key) {
+            self.part_by_id.insert(id, key, id_of);
+        }
         self.index_markers(key);
         key
     }
@@ -545,10 +551,14 @@ impl Assembly {
     pub(crate) fn reserve(&mut self, parts: usize, joints: usize) {
         self.parts.reserve(parts);
         self.part_order.reserve(parts);
-        self.part_by_id.reserve(parts);
+        let all = &self.parts;
+        self.part_by_id
+            .reserve(parts, |k| all.get(k).map(|p| p.id.as_str()));
         self.joints.reserve(joints);
         self.joint_order.reserve(joints);
-        self.joint_by_id.reserve(joints);
+        let all = &self.joints;
+        self.joint_by_id
+            .reserve(joints, |k| all.get(k).map(|j| j.id.as_str()));
     }
 
     /// [`add_joint`](Self::add_joint) with the problem's place inside the joint.
@@ -561,7 +571,7 @@ impl Assembly {
     fn check_joint(&self, joint: &Joint) -> Result<(), Invalid> {
         self.check_ends(joint)?;
         validate::joint(joint, self.numbers())?;
-        if self.joint_by_id.contains_key(&joint.id) {
+        if self.joint_by_id(&joint.id).is_some() {
             return Err(Invalid {
                 at: "id".into(),
                 message: format!("joint id '{}' is used twice", joint.id),
@@ -572,10 +582,13 @@ impl Assembly {
 
     /// Adds a joint [`check_joint`](Self::check_joint) accepted.
     fn insert_joint(&mut self, joint: Joint) -> JointKey {
-        let id = joint.id.clone();
         let key = self.joints.insert(joint);
         self.joint_order.push(key);
-        self.joint_by_id.insert(id, key);
+        let joints = &self.joints;
+        let id_of = |k| joints.get(k).map(|j: &Joint| j.id.as_str());
+        if let Some(id) = id_of(key) {
+            self.joint_by_id.insert(id, key, id_of);
+        }
         key
     }
 
@@ -822,7 +835,7 @@ impl Assembly {
             .remove(key)
             .ok_or_else(|| unknown_key("joint"))?;
         self.joint_order.retain(|&k| k != key);
-        self.joint_by_id.remove(&joint.id);
+        self.joint_by_id.remove(&joint.id, key);
         let gone = indices(&self.motions, |m| m.joint == key);
         self.motions.retain(|m| m.joint != key);
         self.renumber_extras("motions", &gone);
@@ -887,7 +900,7 @@ impl Assembly {
         let part = self.parts.remove(key).ok_or_else(|| unknown_key("part"))?;
         self.marker_index.remove(&key);
         self.part_order.retain(|&k| k != key);
-        self.part_by_id.remove(&part.id);
+        self.part_by_id.remove(&part.id, key);
         self.nested_extras
             .retain(|e| e.owner != ExtraOwner::Part(key));
         Ok((part, removed))

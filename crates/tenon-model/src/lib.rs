@@ -37,6 +37,7 @@
 mod asmt;
 mod assembly;
 mod error;
+mod ids;
 mod joint;
 mod json;
 mod placement;
