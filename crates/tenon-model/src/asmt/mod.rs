@@ -12,6 +12,7 @@
 //! | module | owns |
 //! |---|---|
 //! | `tree` | the indentation tree of lines, and reading items from it (numbers, poses, blocks kept verbatim) |
+//! | `number` | numbers: the fast path for the files' decimals, the `d` marker |
 //! | `model` | the assembly: parts, markers, mass, joints, springs, gravity, simulation |
 //! | `motion` | motions, general motions and limits; OndselSolver formulas in Tenon's syntax |
 //! | `curves` | `RefCurves` and the curve contacts between them |
@@ -61,12 +62,14 @@ mod extra;
 mod formula;
 mod model;
 mod motion;
+mod number;
 mod series;
 mod tree;
 
 use model::pose_placement;
+use number::parse_number;
 pub use series::{read_asmt_time_series, AsmtTimeSeries, PartRates};
-use tree::{parse_number, Tree};
+use tree::Tree;
 
 struct Reader<'t, 'a> {
     tree: &'t Tree<'a>,

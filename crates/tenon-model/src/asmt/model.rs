@@ -5,7 +5,8 @@ use serde_json::{json, Value};
 
 use super::extra::ExtraMap;
 use super::motion::translate_formula;
-use super::tree::{parse_number, ROOT};
+use super::number::parse_number;
+use super::tree::ROOT;
 use super::{curves, MarkerPath, Reader, Result};
 use crate::assembly::{Assembly, Forces, Mass, Part, PartKey, Simulation, Spring};
 use crate::error::ModelError;

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::extra::ExtraMap;
 use super::formula::{ondsel_formula, window};
-use super::tree::parse_number;
+use super::number::parse_number;
 use super::{Reader, Result};
 use crate::assembly::{Assembly, Coordinate, Motion};
 use crate::error::ModelError;

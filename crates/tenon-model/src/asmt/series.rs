@@ -1,7 +1,7 @@
 //! The `TimeSeries` block of an `.asmt` file: the poses another solver computed, per
 //! part and frame, and the velocities and accelerations where the file carries them.
 
-use super::tree::parse_number;
+use super::number::parse_number;
 use super::Result;
 use crate::error::ModelError;
 use crate::placement::Pose;

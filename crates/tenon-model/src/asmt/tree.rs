@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::number::{parse_number, parse_token, scan_decimal};
 use super::{Reader, Result, ASMT_MATRIX_TOLERANCE};
 use crate::error::ModelError;
 use crate::placement::{matrix_to_quaternion, Pose};
@@ -148,7 +149,7 @@ impl<'a> Tree<'a> {
 
 /// `s` without white space around it: ASCII trimming where the ends are ASCII (every
 /// line of these files), Unicode trimming otherwise.
-fn trim(s: &str) -> &str {
+pub(super) fn trim(s: &str) -> &str {
     // Unicode white space at an end after ASCII trimming: a non-ASCII character or a
     // vertical tab (white space to `str::trim`, not to `trim_ascii`).
     let plain = |b: u8| b.is_ascii() && b != 0x0b;
@@ -157,110 +158,6 @@ fn trim(s: &str) -> &str {
         (Some(&a), Some(&b)) if !(plain(a) && plain(b)) => t.trim(),
         _ => t,
     }
-}
-
-/// Most significant digits a [`short_decimal`] holds: their integer is below 2^53, so
-/// it is a double exactly.
-const SHORT_DIGITS: usize = 15;
-
-/// `-?d+(.d*)?` with at most [`SHORT_DIGITS`] digits, no exponent: the files' `0.0`,
-/// `1.0`, `-0.1`, `0.62831853071796`. The digits as an integer are exact and so is ten
-/// to the number of decimals (at most 10^15), and one IEEE division of exact operands
-/// rounds correctly: the value is the one `str::parse` gives, for fewer instructions.
-/// Anything else is `None` (the caller parses it in full).
-fn short_decimal(b: &[u8]) -> Option<f64> {
-    const POW10: [f64; SHORT_DIGITS + 1] = [
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-    ];
-    let (negative, digits) = match b.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, b),
-    };
-    if digits.is_empty() || digits.len() > SHORT_DIGITS + 1 {
-        return None;
-    }
-    let mut mantissa: u64 = 0;
-    let mut count = 0;
-    let mut decimals: Option<usize> = None;
-    for &c in digits {
-        match c {
-            b'0'..=b'9' => {
-                mantissa = mantissa * 10 + u64::from(c - b'0');
-                count += 1;
-            }
-            b'.' if decimals.is_none() && count > 0 => decimals = Some(count),
-            _ => return None,
-        }
-    }
-    if count > SHORT_DIGITS {
-        return None;
-    }
-    let scale = POW10.get(count - decimals.unwrap_or(count))?;
-    let x = mantissa as f64 / scale;
-    Some(if negative { -x } else { x })
-}
-
-/// [`short_decimal`] read a byte at a time, as a scanner that finds the token's end
-/// reads it: the same digits, the same value.
-#[derive(Default)]
-struct DecimalScan {
-    negative: bool,
-    mantissa: u64,
-    count: usize,
-    decimals: Option<usize>,
-    /// Something else than `-?d+(.d*)?` was seen.
-    other: bool,
-}
-
-impl DecimalScan {
-    fn push(&mut self, c: u8, first: bool) {
-        match c {
-            b'0'..=b'9' => {
-                // Past SHORT_DIGITS the value is not taken (and the product could wrap).
-                self.mantissa = self
-                    .mantissa
-                    .wrapping_mul(10)
-                    .wrapping_add(u64::from(c - b'0'));
-                self.count += 1;
-            }
-            b'-' if first => self.negative = true,
-            b'.' if self.decimals.is_none() && self.count > 0 => self.decimals = Some(self.count),
-            _ => self.other = true,
-        }
-    }
-
-    /// The value, when the token was a short decimal.
-    fn value(&self) -> Option<f64> {
-        const POW10: [f64; SHORT_DIGITS + 1] = [
-            1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-        ];
-        if self.other || self.count == 0 || self.count > SHORT_DIGITS {
-            return None;
-        }
-        let scale = POW10.get(self.count - self.decimals.unwrap_or(self.count))?;
-        let x = self.mantissa as f64 / scale;
-        Some(if self.negative { -x } else { x })
-    }
-}
-
-/// Number syntax of the files: decimal, possibly with an OndselSolver `d` marker
-/// (`2.0d`, `1.0d-3`).
-pub(super) fn parse_number(text: &str) -> Option<f64> {
-    let t = trim(text);
-    if let Some(x) = short_decimal(t.as_bytes()) {
-        return Some(x);
-    }
-    // Plain decimals (almost every number) parse at once; a `d` marker fails that
-    // parse and is read as an exponent marker.
-    let x = t.parse::<f64>().or_else(|_| {
-        let t = t.strip_suffix('d').unwrap_or(t);
-        if t.bytes().any(|b| b == b'd') {
-            t.replace('d', "e").parse::<f64>()
-        } else {
-            t.parse::<f64>()
-        }
-    });
-    x.ok().filter(|x| x.is_finite())
 }
 
 impl<'a> Reader<'_, 'a> {
@@ -346,31 +243,28 @@ impl<'a> Reader<'_, 'a> {
         let mut count = 0;
         let text = self.text(line_node);
         let bytes = text.as_bytes();
-        let gap = |b: u8| b == b'\t' || b == b' ';
-        // Tokens between tabs and spaces, found byte by byte (ASCII cuts, so on
-        // character boundaries); a short decimal is read in the same pass
-        // ([`short_decimal`]'s digits, exponent-free), anything else by `parse_number`.
+        // Tokens between tabs and spaces (ASCII cuts, so on character boundaries), each
+        // read as its end is found ([`scan_decimal`]), or in full when it is not a
+        // decimal of the fast path ([`parse_token`]).
         let mut at = 0;
-        while at < bytes.len() {
-            if gap(bytes[at]) {
+        while let Some(&b) = bytes.get(at) {
+            if b == b'\t' || b == b' ' {
                 at += 1;
                 continue;
             }
-            let start = at;
-            let mut scan = DecimalScan::default();
-            while at < bytes.len() && !gap(bytes[at]) {
-                scan.push(bytes[at], at == start);
-                at += 1;
-            }
-            let x = match scan.value() {
+            let (fast, len) = scan_decimal(bytes.get(at..).unwrap_or_default());
+            let x = match fast {
                 Some(x) => x,
                 None => {
-                    let s = text.get(start..at).unwrap_or("");
-                    parse_number(s).ok_or_else(|| {
+                    let s = text.get(at..at + len).unwrap_or("");
+                    // (White space other than tabs and spaces is trimmed by the
+                    // slower `parse_number`, as before.)
+                    parse_token(s).or_else(|| parse_number(s)).ok_or_else(|| {
                         ModelError::at_line(self.line(line_node), format!("'{s}' is not a number"))
                     })?
                 }
             };
+            at += len;
             if let Some(slot) = out.get_mut(count) {
                 *slot = x;
             }
@@ -492,96 +386,7 @@ impl<'a> Reader<'_, 'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_number, trim};
-
-    /// The short-decimal path gives `str::parse`'s value to the bit, and leaves what it
-    /// does not read to it.
-    #[test]
-    fn short_decimals_are_read_as_str_parse_reads_them() {
-        for s in [
-            "0.0",
-            "1.0",
-            "-0.1",
-            "0.62831853071796",
-            "-0.62831853071796",
-            "6.2831853071796",
-            "123456789012345",
-            "0.00000000000001",
-            "-0",
-            "7.",
-            "3",
-            "999999999999999.",
-        ] {
-            let want: f64 = s.parse().expect("a number");
-            assert_eq!(
-                super::short_decimal(s.as_bytes()).map(f64::to_bits),
-                Some(want.to_bits()),
-                "{s}"
-            );
-            assert_eq!(scanned(s).map(f64::to_bits), Some(want.to_bits()), "{s}");
-        }
-        for s in [
-            "",
-            "-",
-            ".5",
-            "1.2.3",
-            "1e5",
-            "1234567890123456",
-            "0.1234567890123456",
-            "+1",
-            "1,5",
-            "1 ",
-            "--1",
-            "-.5",
-        ] {
-            assert_eq!(super::short_decimal(s.as_bytes()), None, "{s}");
-            assert_eq!(scanned(s), None, "{s}");
-        }
-    }
-
-    /// A token read by the scanner of `three_numbers`.
-    fn scanned(s: &str) -> Option<f64> {
-        let mut scan = super::DecimalScan::default();
-        for (k, &b) in s.as_bytes().iter().enumerate() {
-            scan.push(b, k == 0);
-        }
-        scan.value()
-    }
-
-    proptest::proptest! {
-        /// Any decimal of up to 15 digits, placed anywhere: the same bits as `str::parse`.
-        #[test]
-        fn short_decimals_match_str_parse(
-            m in 0u64..1_000_000_000_000_000,
-            point in 0usize..16,
-            negative: bool,
-        ) {
-            let digits = m.to_string();
-            let point = point.min(digits.len());
-            let (a, b) = digits.split_at(digits.len() - point);
-            let a = if a.is_empty() { "0" } else { a };
-            let s = format!("{}{a}.{b}", if negative { "-" } else { "" });
-            let want: f64 = s.parse().expect("a number");
-            let got = parse_number(&s).map(f64::to_bits);
-            proptest::prop_assert_eq!(got, Some(want.to_bits()), "{}", s);
-            // The scanner, with `parse_number` for what it leaves (as `three_numbers`).
-            let read = scanned(&s).or_else(|| parse_number(&s));
-            proptest::prop_assert_eq!(read.map(f64::to_bits), Some(want.to_bits()), "{}", s);
-        }
-    }
-
-    #[test]
-    fn numbers_plain_and_with_the_d_marker() {
-        assert_eq!(parse_number("-0.5"), Some(-0.5));
-        assert_eq!(parse_number(" 1e5\t"), Some(1e5));
-        assert_eq!(parse_number("2.0d"), Some(2.0));
-        assert_eq!(parse_number("1.0d-3"), Some(1e-3));
-        assert_eq!(parse_number("1d"), Some(1.0));
-        assert_eq!(parse_number("inf"), None);
-        assert_eq!(parse_number("NaN"), None);
-        assert_eq!(parse_number("1.0dd"), None);
-        assert_eq!(parse_number("x"), None);
-    }
+    use super::trim;
 
     #[test]
     fn trimming_is_str_trim() {
