@@ -25,6 +25,7 @@
 //! Architecture invariant: faer appears in this module only.
 
 mod dense;
+mod kept;
 mod krylov;
 mod ldlt;
 mod lu;
@@ -351,6 +352,8 @@ pub(crate) struct SparseNormal {
     cols: usize,
     /// The `(row, col)` sequence of the Jacobian entries the pattern was built for.
     key: Vec<(u32, u32)>,
+    /// The map from Jacobian columns to this matrix's the pattern was built with.
+    col_of: Vec<usize>,
     /// Jacobian entry `k` adds into `a_values[entry_slot[k]]` (`u32::MAX`: ignored).
     entry_slot: Vec<u32>,
     a_row_start: Vec<usize>,
@@ -384,6 +387,7 @@ impl SparseNormal {
             rows,
             cols,
             key: Vec::new(),
+            col_of: Vec::new(),
             entry_slot: Vec::new(),
             a_row_start: Vec::new(),
             a_cols: Vec::new(),
@@ -406,7 +410,7 @@ impl SparseNormal {
     }
 
     fn fill(&mut self, jac: &TangentJacobian, col_of: &[usize], weight: &[f64]) {
-        if !self.same_pattern(jac) {
+        if !self.same_pattern(jac) && !self.adopt_kept(jac, col_of) {
             self.analyse(jac, col_of);
         }
         self.a_values.iter_mut().for_each(|v| *v = 0.0);
@@ -426,6 +430,7 @@ impl SparseNormal {
     /// 60,000 columns, lists per row and column took 30 ms, more than the factorization.
     fn analyse(&mut self, jac: &TangentJacobian, col_of: &[usize]) {
         self.key = jac.entries.iter().map(|&(r, c, _)| (r, c)).collect();
+        self.col_of = col_of.to_vec();
         self.analysis += 1;
         let (rows, cols) = (self.rows, self.cols);
         let column = |r: u32, c: u32| -> Option<(usize, usize)> {
@@ -549,6 +554,32 @@ impl SparseNormal {
         }
         .ok();
         self.n_symbolic = Some(symbolic);
+    }
+
+    /// Takes the analysis a dropped matrix left for this exact pattern (see `kept`);
+    /// false when there is none.
+    fn adopt_kept(&mut self, jac: &TangentJacobian, col_of: &[usize]) -> bool {
+        let Some(a) = kept::take(
+            (self.rows, self.cols),
+            &jac.entries,
+            col_of,
+            self.groups.as_deref(),
+        ) else {
+            return false;
+        };
+        self.analysis += 1;
+        self.a_values = vec![0.0; a.a_cols.len()];
+        self.n_values = vec![0.0; a.n_symbolic.row_idx().len()];
+        self.key = a.key;
+        self.col_of = a.col_of;
+        self.entry_slot = a.entry_slot;
+        self.a_row_start = a.a_row_start;
+        self.a_cols = a.a_cols;
+        self.pair_slot = a.pair_slot;
+        self.diag_slot = a.diag_slot;
+        self.n_symbolic = Some(a.n_symbolic);
+        self.llt = a.llt;
+        true
     }
 
     /// `A^T A` (before regularisation) into `normal`, reusing its memory.
@@ -695,6 +726,33 @@ impl SparseNormal {
 pub(crate) struct SparseLlt {
     values: Vec<f64>,
     analysis: u64,
+}
+
+/// A large matrix leaves its analysis for the next matrix of the same pattern (see
+/// `kept`).
+impl Drop for SparseNormal {
+    fn drop(&mut self) {
+        if self.cols < kept::KEPT_FROM_COLUMNS {
+            return;
+        }
+        let Some(n_symbolic) = self.n_symbolic.take() else {
+            return;
+        };
+        kept::keep(kept::Analysis {
+            rows: self.rows,
+            cols: self.cols,
+            key: std::mem::take(&mut self.key),
+            col_of: std::mem::take(&mut self.col_of),
+            groups: self.groups.take(),
+            entry_slot: std::mem::take(&mut self.entry_slot),
+            a_row_start: std::mem::take(&mut self.a_row_start),
+            a_cols: std::mem::take(&mut self.a_cols),
+            pair_slot: std::mem::take(&mut self.pair_slot),
+            diag_slot: std::mem::take(&mut self.diag_slot),
+            n_symbolic,
+            llt: self.llt.take(),
+        });
+    }
 }
 
 /// Each list `lists[start[k]..start[k + 1]]` sorted, appended to `out` without repeats,
