@@ -124,6 +124,16 @@ impl StepMatrix {
         }
     }
 
+    /// Whether [`Factored::rank`] of this matrix gives a rank (dense, or sparse of at
+    /// most [`RANK_COLUMNS`] columns): where it does not, a fill at the final pose,
+    /// made for the rank alone, would go unused.
+    pub(crate) fn gives_rank(&self) -> bool {
+        match self {
+            StepMatrix::Dense(_) => true,
+            StepMatrix::Sparse(s) => s.cols <= RANK_COLUMNS,
+        }
+    }
+
     /// Names the groups of its columns that rows read together (`groups[j]` for column
     /// `j`, each group a run of adjacent columns numbered in order: a part's tangent
     /// columns), so a sparse factorization is ordered by groups (see `ordering`).

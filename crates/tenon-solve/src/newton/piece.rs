@@ -445,29 +445,18 @@ fn solve_piece_in(
             limits: limit_report(piece, &active, out, &row_tol),
             whole_again: false,
         };
-        let factored = if linalg::all_finite(jac.entries.iter().map(|e| &e.2)) {
-            matrix.fill(&jac, col_of, &piece_weight);
-            matrix.factor().ok()
-        } else {
-            None
-        };
-        let Some(factored) = factored else {
-            if kicks < MAX_KICKS && !done {
-                kick!(residual);
-            }
-            return Ok(stuck(out));
-        };
-        if done {
-            return Ok(PieceReport {
+        // The report at the final pose: its rank from the step matrix where that gives
+        // one (`dense_rank`), else from the rows (a large sparse piece) or from the
+        // equations with the limits that bind.
+        let report_done = |dense_rank: Option<usize>| -> Result<PieceReport, SolveError> {
+            Ok(PieceReport {
                 iterations,
                 residual,
                 excess,
                 placed,
                 residuals: final_residuals(piece, out),
-                rank: if !run.rank {
-                    None
-                } else if active.is_empty() {
-                    factored.rank().or_else(|| {
+                rank: if active.is_empty() {
+                    dense_rank.or_else(|| {
                         (piece.cols.len() <= options.rank_columns)
                             .then(|| sparse_rank(&jac, col_of, &piece_weight))
                             .flatten()
@@ -484,7 +473,29 @@ fn solve_piece_in(
                 },
                 limits: limit_report(piece, &active, out, &row_tol),
                 whole_again: false,
-            });
+            })
+        };
+        let finite = linalg::all_finite(jac.entries.iter().map(|e| &e.2));
+        // At the final pose the matrix would be filled for its rank alone: not where it
+        // gives none. A 10,000-part ladder's solve filled its 60,000 columns four times,
+        // the last for nothing.
+        if done && finite && !(active.is_empty() && matrix.gives_rank()) {
+            return report_done(None);
+        }
+        let factored = if finite {
+            matrix.fill(&jac, col_of, &piece_weight);
+            matrix.factor().ok()
+        } else {
+            None
+        };
+        let Some(factored) = factored else {
+            if kicks < MAX_KICKS && !done {
+                kick!(residual);
+            }
+            return Ok(stuck(out));
+        };
+        if done {
+            return report_done(factored.rank());
         }
         iterations += 1;
         let smax = factored.scale();
