@@ -373,11 +373,11 @@ pub(crate) struct SparseNormal {
     /// `n_values`; in row order.
     pair_slot: Vec<u32>,
     diag_slot: Vec<usize>,
-    n_symbolic: Option<SymbolicSparseColMat<usize>>,
+    n_symbolic: Option<SymbolicSparseColMat<u32>>,
     n_values: Vec<f64>,
     /// The symbolic Cholesky of that pattern, in a fill-reducing order found on the
     /// column groups where they are known (see `ordering`), else on every column.
-    llt: Option<SymbolicCholesky<usize>>,
+    llt: Option<SymbolicCholesky<u32>>,
     /// Per column, its group (a part's columns), numbered in column order.
     groups: Option<Vec<usize>>,
     /// How many times the pattern was analysed (a factor records the analysis it was
@@ -543,11 +543,21 @@ impl SparseNormal {
         }
         self.diag_slot = (0..cols).map(|j| slot_of(j, j)).collect();
         self.n_values = vec![0.0; row_idx.len()];
-        let symbolic = SymbolicSparseColMat::new_checked(cols, cols, col_ptr, None, row_idx);
         let grouped = self
             .groups
             .as_deref()
-            .and_then(|g| ordering::grouped_amd(symbolic.col_ptr(), symbolic.row_idx(), g));
+            .and_then(|g| ordering::grouped_amd(&col_ptr, &row_idx, g));
+        // The pattern and its factor's are kept with 32-bit indices: at 60,000 columns
+        // the factor's 720,000 entries are then 12 bytes each rather than 16, for every
+        // factorization and back-substitution (a pattern past 2^32 entries is not
+        // analysed: its matrix would not fit in memory anyway).
+        let (Some(col_ptr), Some(row_idx)) = (indices_u32(&col_ptr), indices_u32(&row_idx)) else {
+            self.llt = None;
+            self.n_symbolic = None;
+            return;
+        };
+        let symbolic = SymbolicSparseColMat::new_checked(cols, cols, col_ptr, None, row_idx);
+        let grouped = grouped.and_then(|(f, i)| Some((indices_u32(&f)?, indices_u32(&i)?)));
         self.llt = match grouped {
             Some((forward, inverse)) => factorize_symbolic_cholesky(
                 symbolic.as_ref(),
@@ -763,6 +773,11 @@ impl Drop for SparseNormal {
             llt: self.llt.take(),
         });
     }
+}
+
+/// `v` as 32-bit indices, or `None` where one does not fit.
+fn indices_u32(v: &[usize]) -> Option<Vec<u32>> {
+    v.iter().map(|&x| u32::try_from(x).ok()).collect()
 }
 
 /// Each list `lists[start[k]..start[k + 1]]` sorted, appended to `out` without repeats,

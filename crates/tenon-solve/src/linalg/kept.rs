@@ -39,8 +39,8 @@ pub(super) struct Analysis {
     pub(super) a_cols: Vec<usize>,
     pub(super) pair_slot: Vec<u32>,
     pub(super) diag_slot: Vec<usize>,
-    pub(super) n_symbolic: SymbolicSparseColMat<usize>,
-    pub(super) llt: Option<SymbolicCholesky<usize>>,
+    pub(super) n_symbolic: SymbolicSparseColMat<u32>,
+    pub(super) llt: Option<SymbolicCholesky<u32>>,
 }
 
 thread_local! {
