@@ -409,12 +409,16 @@ fn solve_piece_in(
                 whole_again: false,
             });
         }
-        // Converged, and no rank wanted (a stage, or a solve of some rows): the final
-        // pose needs no derivatives. The rank is always taken at the final pose: the
-        // rows of redundant joints are dependent only on the solution set, and a
-        // linearization one step back, where the residual was larger, counts them as
-        // independent.
-        if done && !run.rank {
+        // Converged, and no rank wanted (a stage, or a solve of some rows, or a piece
+        // larger than `options.rank_columns` with no limit held, whose rank the step
+        // matrix does not give): the final pose needs no derivatives. The rank is always
+        // taken at the final pose: the rows of redundant joints are dependent only on the
+        // solution set, and a linearization one step back, where the residual was
+        // larger, counts them as independent.
+        let rank_unasked = active.is_empty()
+            && !matrix.gives_rank()
+            && piece.cols.len() > options.rank_columns;
+        if done && (!run.rank || rank_unasked) {
             return Ok(PieceReport {
                 iterations,
                 residual,
