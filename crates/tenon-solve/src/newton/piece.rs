@@ -415,9 +415,8 @@ fn solve_piece_in(
         // taken at the final pose: the rows of redundant joints are dependent only on the
         // solution set, and a linearization one step back, where the residual was
         // larger, counts them as independent.
-        let rank_unasked = active.is_empty()
-            && !matrix.gives_rank()
-            && piece.cols.len() > options.rank_columns;
+        let rank_unasked =
+            active.is_empty() && !matrix.gives_rank() && piece.cols.len() > options.rank_columns;
         if done && (!run.rank || rank_unasked) {
             return Ok(PieceReport {
                 iterations,
@@ -629,10 +628,10 @@ fn solve_piece_in(
             if stiff_wanted {
                 cluster.evaluate_residuals(scratch, local, params, out)?;
                 values = true;
-                // The same Jacobian weighed again; the next iteration fills the
-                // matrix afresh.
+                // The same Jacobian weighed again (its `A^T A` rescaled, not summed
+                // again); the next iteration fills the matrix afresh.
                 let stiff_weight = stiff::weights(cluster, &piece.cols, &piece_weight);
-                matrix.fill(&jac, col_of, &stiff_weight);
+                matrix.reweigh(&jac, col_of, (&piece_weight, &stiff_weight));
                 let stiff_steps = matrix
                     .factor()
                     .ok()
