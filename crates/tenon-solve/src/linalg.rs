@@ -180,13 +180,12 @@ impl StepMatrix {
         col_of: &[usize],
         (from, to): (&[f64], &[f64]),
     ) {
-        match self {
-            StepMatrix::Sparse(s)
-                if s.same_pattern(jac) && from.len() == s.cols && to.len() == s.cols =>
-            {
-                s.reweigh(from, to)
-            }
-            _ => self.fill(jac, col_of, to),
+        let rescaled = match self {
+            StepMatrix::Sparse(s) => s.same_pattern(jac) && s.reweigh(from, to),
+            StepMatrix::Dense(_) => false,
+        };
+        if !rescaled {
+            self.fill(jac, col_of, to);
         }
     }
 
@@ -621,11 +620,19 @@ impl SparseNormal {
         true
     }
 
-    /// See [`StepMatrix::reweigh`].
-    fn reweigh(&mut self, from: &[f64], to: &[f64]) {
+    /// See [`StepMatrix::reweigh`]; false (nothing changed) where the matrix was not
+    /// filled for its pattern or the weights do not fit it.
+    fn reweigh(&mut self, from: &[f64], to: &[f64]) -> bool {
         let Some(symbolic) = &self.n_symbolic else {
-            return;
+            return false;
         };
+        if from.len() != self.cols
+            || to.len() != self.cols
+            || self.normal.len() != symbolic.row_idx().len()
+            || self.a_values.len() != self.a_cols.len()
+        {
+            return false;
+        }
         let scale: Vec<f64> = from.iter().zip(to).map(|(f, t)| f / t).collect();
         for (v, &j) in self.a_values.iter_mut().zip(&self.a_cols) {
             *v *= scale[j];
@@ -638,6 +645,7 @@ impl SparseNormal {
             }
         }
         self.column_norm = self.scale_of_a();
+        true
     }
 
     /// `A^T A` (before regularisation) into `normal`, reusing its memory.
