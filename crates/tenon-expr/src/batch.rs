@@ -11,6 +11,12 @@
 //! lane by lane (slot `s` of lane `i` at `s * LANES + i`), so the dispatch is paid once
 //! per lane group and the arithmetic runs as plain vector loops.
 //!
+//! Where the instances' loads read and their stores go is kept lane group by lane group
+//! (a group's indices for its first load, then for its second, ...), so a group reads
+//! one contiguous block of indices rather than one short run per load spread across the
+//! whole list: at 10,000 instances the list outgrows the caches, and a run per load
+//! (dozens of streams at once) left the prefetcher behind.
+//!
 //! Architecture invariant: each instance computes exactly what its copy in the stream
 //! would (the same operations in the same order, on the same values), so a tape's
 //! results do not depend on whether its instances were batched. Lanes past the last
@@ -40,10 +46,26 @@ pub(crate) struct Batch {
     /// Per load instruction of the stream, in order: what it reads after mapping
     /// (`LoadVar`, `LoadParam` or `LoadConst`, the same for every instance).
     load_ops: Vec<Op>,
-    /// Per load instruction, per instance (`load * count + instance`): the index read.
+    /// Per lane group, per load instruction, per lane (see [`group_index`]): the index
+    /// read (0 in the lanes past the last instance).
     sources: Vec<u32>,
-    /// Per storing instruction (output cell not 0), per instance: the output cell.
+    /// Per lane group, per storing instruction (output cell not 0), per lane: the
+    /// output cell.
     cells: Vec<u32>,
+    /// Number of load instructions and of storing instructions in the stream.
+    loads: usize,
+    stores: usize,
+}
+
+/// Lane groups `count` instances take (the last one may be partly filled).
+fn groups(count: usize) -> usize {
+    count.div_ceil(LANES)
+}
+
+/// Where instance `i`'s entry for the `k`-th of `per_group` loads (or stores) sits in a
+/// list laid out lane group by lane group.
+fn group_index(i: usize, k: usize, per_group: usize) -> usize {
+    (i / LANES * per_group + k) * LANES + i % LANES
 }
 
 /// Where a batch is built from: the template's load and store plan of one stream, filled
@@ -72,8 +94,10 @@ impl BatchBuilder {
                 full,
                 count,
                 load_ops: Vec::with_capacity(loads),
-                sources: vec![0; loads * count],
-                cells: vec![0; stores * count],
+                sources: vec![0; loads * groups(count) * LANES],
+                cells: vec![0; stores * groups(count) * LANES],
+                loads,
+                stores,
             },
             template_loads,
             template_cells,
@@ -101,18 +125,20 @@ impl BatchBuilder {
             return false;
         }
         for (j, &(op, index)) in self.template_loads.iter().enumerate() {
-            let (mapped, at) = load(op, index);
+            let (mapped, source) = load(op, index);
             match self.batch.load_ops.get(j) {
                 Some(&first) if first != mapped => return false,
                 Some(_) => {}
                 None => self.batch.load_ops.push(mapped),
             }
-            if let Some(slot) = self.batch.sources.get_mut(j * count + i) {
-                *slot = at;
+            let at = group_index(i, j, self.batch.loads);
+            if let Some(slot) = self.batch.sources.get_mut(at) {
+                *slot = source;
             }
         }
         for (s, &c) in self.template_cells.iter().enumerate() {
-            if let Some(slot) = self.batch.cells.get_mut(s * count + i) {
+            let at = group_index(i, s, self.batch.stores);
+            if let Some(slot) = self.batch.cells.get_mut(at) {
                 *slot = cell(c);
             }
         }
@@ -182,6 +208,10 @@ impl Batch {
         let mut first = 0;
         while first < count {
             let n = (count - first).min(LANES);
+            // This group's block of load indices and of output cells.
+            let group = first / LANES;
+            let sources = range(&self.sources, group * self.loads * LANES, self.loads);
+            let group_cells = range(&self.cells, group * self.stores * LANES, self.stores);
             let (mut load, mut store) = (0usize, 0usize);
             for ins in &stream.instrs {
                 let d = ins.d.get();
@@ -193,8 +223,8 @@ impl Batch {
                             Some(Op::LoadParam) => inputs.params,
                             _ => inputs.consts,
                         };
-                        let at = load * count + first;
-                        let sources = self.sources.get(at..at + n).unwrap_or(&[]);
+                        let at = load * LANES;
+                        let sources = sources.get(at..at + n).unwrap_or(&[]);
                         if let Some(lanes) = m.get_mut(d) {
                             for (x, &s) in lanes.iter_mut().zip(sources) {
                                 *x = from.get(s as usize).copied().unwrap_or(f64::NAN);
@@ -244,8 +274,8 @@ impl Batch {
                     Op::Spline => map1(m, d, a(0), |_| f64::NAN),
                 }
                 if ins.out != 0 {
-                    let at = store * count + first;
-                    let cells = self.cells.get(at..at + n).unwrap_or(&[]);
+                    let at = store * LANES;
+                    let cells = group_cells.get(at..at + n).unwrap_or(&[]);
                     if let Some(values) = m.get(d) {
                         for (&c, &v) in cells.iter().zip(values) {
                             if let Some(x) = stored.get_mut(c as usize) {
@@ -259,6 +289,11 @@ impl Batch {
             first += n;
         }
     }
+}
+
+/// The `per_group * LANES` entries of `list` from `start` (empty where out of range).
+fn range(list: &[u32], start: usize, per_group: usize) -> &[u32] {
+    list.get(start..start + per_group * LANES).unwrap_or(&[])
 }
 
 /// One slot of every lane of a lane group.
