@@ -41,7 +41,7 @@ use faer::sparse::linalg::cholesky::{
     factorize_symbolic_cholesky, LltRef, SymbolicCholesky, SymmetricOrdering,
 };
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMat};
-use faer::{Conj, Mat, Par, Side};
+use faer::{Conj, Mat, MatMut, Par, Side};
 pub use ldlt::SparseLdlt;
 pub use lu::DenseLu;
 use nalgebra::{DMatrix, DVector};
@@ -320,7 +320,7 @@ impl Steps<'_> {
             Steps::Sparse { normal, llt } => {
                 let mut x = normal.transpose_times(r);
                 normal.solve_in_place(llt, &mut x);
-                (0..normal.cols).map(|k| x[(k, 0)]).collect()
+                x
             }
         }
     }
@@ -385,7 +385,7 @@ pub(crate) struct SparseNormal {
     /// Jacobian entry `k` adds into `a_values[entry_slot[k]]` (`u32::MAX`: ignored).
     entry_slot: Vec<u32>,
     a_row_start: Vec<usize>,
-    a_cols: Vec<usize>,
+    a_cols: Vec<u32>,
     a_values: Vec<f64>,
     /// For each row, for each pair `(i <= j)` of its entries, where `a_i a_j` goes in
     /// `n_values`; in row order.
@@ -445,7 +445,7 @@ impl SparseNormal {
         for (k, &(_, _, v)) in jac.entries.iter().enumerate() {
             let slot = self.entry_slot[k];
             if slot != u32::MAX {
-                let col = self.a_cols[slot as usize];
+                let col = self.a_cols[slot as usize] as usize;
                 self.a_values[slot as usize] += v / weight[col];
             }
         }
@@ -484,10 +484,11 @@ impl SparseNormal {
             }
         }
         self.a_row_start = Vec::with_capacity(rows + 1);
-        self.a_cols.clear();
+        // `A`'s columns, row by row (kept with 32-bit indices below).
+        let mut a_cols = Vec::with_capacity(listed.len());
         self.a_row_start.push(0);
-        sorted_distinct_into(&mut listed, &start, &mut self.a_cols, &mut self.a_row_start);
-        self.a_values = vec![0.0; self.a_cols.len()];
+        sorted_distinct_into(&mut listed, &start, &mut a_cols, &mut self.a_row_start);
+        self.a_values = vec![0.0; a_cols.len()];
         self.entry_slot = jac
             .entries
             .iter()
@@ -496,7 +497,7 @@ impl SparseNormal {
                     return u32::MAX;
                 };
                 let (a, b) = (self.a_row_start[r], self.a_row_start[r + 1]);
-                match self.a_cols[a..b].binary_search(&j) {
+                match a_cols[a..b].binary_search(&j) {
                     Ok(k) => (a + k) as u32,
                     Err(_) => u32::MAX,
                 }
@@ -508,7 +509,7 @@ impl SparseNormal {
             col_start[j + 1] = 1;
         }
         for r in 0..rows {
-            let row = &self.a_cols[self.a_row_start[r]..self.a_row_start[r + 1]];
+            let row = &a_cols[self.a_row_start[r]..self.a_row_start[r + 1]];
             for (x, &j) in row.iter().enumerate() {
                 col_start[j + 1] += row.len() - x;
             }
@@ -523,7 +524,7 @@ impl SparseNormal {
             *at += 1;
         }
         for r in 0..rows {
-            let row = &self.a_cols[self.a_row_start[r]..self.a_row_start[r + 1]];
+            let row = &a_cols[self.a_row_start[r]..self.a_row_start[r + 1]];
             for (x, &j) in row.iter().enumerate() {
                 for &i in &row[x..] {
                     gathered[next[j]] = i;
@@ -545,9 +546,9 @@ impl SparseNormal {
         let mut before = 0..0;
         for r in 0..rows {
             let here = self.a_row_start[r]..self.a_row_start[r + 1];
-            let row = &self.a_cols[here.clone()];
+            let row = &a_cols[here.clone()];
             let pairs = row.len() * (row.len() + 1) / 2;
-            if r > 0 && self.a_cols[before.clone()] == *row {
+            if r > 0 && a_cols[before.clone()] == *row {
                 let from = self.pair_slot.len() - pairs;
                 self.pair_slot.extend_from_within(from..);
             } else {
@@ -560,6 +561,9 @@ impl SparseNormal {
             before = here;
         }
         self.diag_slot = (0..cols).map(|j| slot_of(j, j)).collect();
+        // Read at every step (`A^T r`): 12 bytes an entry with its value, not 16. A
+        // column fits: the Jacobian's columns are 32-bit already.
+        self.a_cols = a_cols.iter().map(|&j| j as u32).collect();
         self.n_values = vec![0.0; row_idx.len()];
         let grouped = self
             .groups
@@ -635,7 +639,7 @@ impl SparseNormal {
         }
         let scale: Vec<f64> = from.iter().zip(to).map(|(f, t)| f / t).collect();
         for (v, &j) in self.a_values.iter_mut().zip(&self.a_cols) {
-            *v *= scale[j];
+            *v *= scale[j as usize];
         }
         let (col_ptr, row_idx) = (symbolic.col_ptr(), symbolic.row_idx());
         for j in 0..self.cols {
@@ -669,7 +673,7 @@ impl SparseNormal {
         let mut m = vec![0.0; self.rows * self.cols];
         for r in 0..self.rows {
             for k in self.a_row_start[r]..self.a_row_start[r + 1] {
-                m[self.a_cols[k] * self.rows + r] = self.a_values[k];
+                m[self.a_cols[k] as usize * self.rows + r] = self.a_values[k];
             }
         }
         dense::rank(&m, self.rows, self.cols)
@@ -682,7 +686,7 @@ impl SparseNormal {
     fn scale_of_a(&self) -> f64 {
         let mut col_sq = vec![0.0f64; self.cols];
         for (k, &j) in self.a_cols.iter().enumerate() {
-            col_sq[j] += self.a_values[k] * self.a_values[k];
+            col_sq[j as usize] += self.a_values[k] * self.a_values[k];
         }
         col_sq.iter().fold(0.0f64, |m, &x| m.max(x)).sqrt()
     }
@@ -695,20 +699,21 @@ impl SparseNormal {
                 let ax: f64 = self.a_cols[a.clone()]
                     .iter()
                     .zip(&self.a_values[a])
-                    .map(|(&c, &v)| v * x[c])
+                    .map(|(&c, &v)| v * x[c as usize])
                     .sum();
                 r[row] - ax
             })
             .collect()
     }
 
-    /// `A^T r` as a column.
-    fn transpose_times(&self, r: &[f64]) -> Mat<f64> {
-        let mut rhs = Mat::<f64>::zeros(self.cols, 1);
+    /// `A^T r`.
+    fn transpose_times(&self, r: &[f64]) -> Vec<f64> {
+        let mut rhs = vec![0.0; self.cols];
         debug_assert_eq!(r.len(), self.rows);
         for (row, &ri) in r.iter().enumerate() {
-            for k in self.a_row_start[row]..self.a_row_start[row + 1] {
-                rhs[(self.a_cols[k], 0)] += self.a_values[k] * ri;
+            let at = self.a_row_start[row]..self.a_row_start[row + 1];
+            for (&j, &v) in self.a_cols[at.clone()].iter().zip(&self.a_values[at]) {
+                rhs[j as usize] += v * ri;
             }
         }
         rhs
@@ -766,21 +771,27 @@ impl SparseNormal {
     }
 
     /// `x <- (L L^T)^-1 x` with the numeric factor `llt` of this matrix's pattern.
-    fn solve_in_place(&self, llt: &SparseLlt, x: &mut Mat<f64>) {
+    fn solve_in_place(&self, llt: &SparseLlt, x: &mut [f64]) {
         let Some(symbolic) = &self.llt else {
             return;
         };
         debug_assert_eq!(llt.analysis, self.analysis, "a factor of another analysis");
         if llt.analysis != self.analysis
             || llt.values.len() != symbolic.len_val()
-            || x.nrows() != self.cols
+            || x.len() != self.cols
         {
             return;
         }
-        let mut buffer = MemBuffer::new(symbolic.solve_in_place_scratch::<f64>(1, Par::Seq));
+        let Ok(mut buffer) =
+            MemBuffer::try_new(symbolic.solve_in_place_scratch::<f64>(1, Par::Seq))
+        else {
+            x.fill(f64::NAN);
+            return;
+        };
+        let cols = x.len();
         LltRef::new(symbolic, &llt.values).solve_in_place_with_conj(
             Conj::No,
-            x.as_mut(),
+            MatMut::from_column_major_slice_mut(x, cols, 1),
             Par::Seq,
             MemStack::new(&mut buffer),
         );

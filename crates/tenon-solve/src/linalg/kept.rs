@@ -36,7 +36,7 @@ pub(super) struct Analysis {
     pub(super) groups: Option<Vec<usize>>,
     pub(super) entry_slot: Vec<u32>,
     pub(super) a_row_start: Vec<usize>,
-    pub(super) a_cols: Vec<usize>,
+    pub(super) a_cols: Vec<u32>,
     pub(super) pair_slot: Vec<u32>,
     pub(super) diag_slot: Vec<usize>,
     pub(super) n_symbolic: SymbolicSparseColMat<u32>,
