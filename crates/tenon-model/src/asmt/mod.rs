@@ -18,7 +18,6 @@
 //! | `curves` | `RefCurves` and the curve contacts between them |
 //! | `extra` | what an element keeps under `extra`, written as JSON text as it is read |
 //! | `series` | the `TimeSeries` block (another solver's poses per frame) |
-//! | `rows` | the lines of a `TimeSeries` block and their tabs, found in one pass |
 //! | `complete` | a file that ends early is an error: the sections a whole file has, the `TimeSeries` block's shape and counts |
 
 use std::cell::RefCell;
@@ -64,7 +63,6 @@ mod formula;
 mod model;
 mod motion;
 mod number;
-mod rows;
 mod series;
 mod tree;
 

@@ -55,22 +55,24 @@ impl<'a> Tree<'a> {
         let mut time_series = None;
         let mut from = 0;
         let mut line = 0;
-        // Line ends found by one vector search as it goes (a call a line had been most
-        // of this loop), then the text's end.
-        let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
-        for end in ends {
+        loop {
             line += 1;
+            let rest = bytes.get(from..).unwrap_or_default();
+            let len = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
             let line_start = from;
-            let raw = bytes.get(from..end).unwrap_or_default();
+            let raw = &rest[..len];
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-            let tabs = leading_tabs(raw);
+            let tabs = raw.iter().take_while(|&&b| b == b'\t').count();
             // Cut at ASCII bytes, so on character boundaries.
             let content = text.get(from + tabs..from + raw.len()).unwrap_or("");
-            from = end + 1;
+            from += len + 1;
             // A line of tabs only is an empty value (e.g. a joint with no name); a
             // line with nothing at all is skipped.
             let trimmed = trim(content);
             if trimmed.is_empty() && (tabs == 0 || !content.is_empty()) {
+                if from > bytes.len() {
+                    break;
+                }
                 continue;
             }
             if tabs == 0 && content.starts_with("TimeSeries") {
@@ -101,6 +103,9 @@ impl<'a> Tree<'a> {
                 parent,
             });
             open.push(id);
+            if from > bytes.len() {
+                break;
+            }
         }
         // Children grouped by parent, in file order (a counting sort over the lines).
         let mut child_start = vec![0; nodes.len() + 1];
@@ -140,29 +145,6 @@ impl<'a> Tree<'a> {
     pub(super) fn node(&self, n: usize) -> &Node<'a> {
         &self.nodes[n]
     }
-}
-
-/// The tabs a line starts with, eight bytes at a time (lines are indented up to a dozen
-/// tabs, and a byte-by-byte count mispredicted its end on every line).
-fn leading_tabs(raw: &[u8]) -> usize {
-    const TABS: u64 = u64::from_le_bytes([b'\t'; 8]);
-    let mut n = 0;
-    while let Some(word) = raw.get(n..n + 8) {
-        let mut bytes = [0u8; 8];
-        bytes.copy_from_slice(word);
-        // Zero bytes where the tabs are: the first other byte ends the run.
-        let other = u64::from_le_bytes(bytes) ^ TABS;
-        if other != 0 {
-            return n + (other.trailing_zeros() / 8) as usize;
-        }
-        n += 8;
-    }
-    n + raw
-        .get(n..)
-        .unwrap_or_default()
-        .iter()
-        .take_while(|&&b| b == b'\t')
-        .count()
 }
 
 /// `s` without white space around it: ASCII trimming where the ends are ASCII (every
