@@ -20,25 +20,53 @@ new_key_type! {
 
 /// Data for other programs (an `extra` value), kept as given, character for character
 /// (integers stay integers, key order and spacing stay), and written back.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Extra(pub(crate) Box<str>);
+#[derive(Debug, Clone)]
+pub struct Extra(pub(crate) ExtraText);
+
+/// How an [`Extra`] holds its text.
+#[derive(Debug, Clone)]
+pub(crate) enum ExtraText {
+    /// JSON text, as read from a JSON file.
+    Json(Box<str>),
+    /// An `.asmt` element's items, turned into JSON text the first time it is asked for
+    /// (most of an element's extra is blocks of lines kept verbatim, which a solve never
+    /// reads: writing them as JSON was a tenth of reading a small file).
+    Asmt {
+        items: Box<crate::asmt::AsmtExtra>,
+        json: std::sync::OnceLock<Box<str>>,
+    },
+}
+
+impl PartialEq for Extra {
+    fn eq(&self, other: &Extra) -> bool {
+        self.as_json_text() == other.as_json_text()
+    }
+}
 
 impl Extra {
+    /// Extra data that is JSON text already.
+    pub(crate) fn from_json_text(text: Box<str>) -> Extra {
+        Extra(ExtraText::Json(text))
+    }
+
     /// The data as JSON text, as it was read.
     pub fn to_json_text(&self) -> String {
-        self.0.to_string()
+        self.as_json_text().to_string()
     }
 
     /// The data as JSON text, as it was read.
     pub fn as_json_text(&self) -> &str {
-        &self.0
+        match &self.0 {
+            ExtraText::Json(text) => text,
+            ExtraText::Asmt { items, json } => json.get_or_init(|| items.json_text()),
+        }
     }
 
     /// Extra data as `serde_json` writes `v` (the `.asmt` reader writes its own text;
     /// its tests compare the two).
     #[cfg(test)]
     pub(crate) fn from_value(v: &serde_json::Value) -> Extra {
-        Extra(v.to_string().into_boxed_str())
+        Extra::from_json_text(v.to_string().into_boxed_str())
     }
 }
 

@@ -1,14 +1,18 @@
-//! What an `.asmt` element keeps under `extra`, written as JSON text as it is read.
+//! What an `.asmt` element keeps under `extra`, as JSON text.
 //!
 //! Most of what is kept is blocks of lines verbatim (a part's `FeatureOrder`, the
-//! simulation settings): building them as `serde_json::Value` trees and serialising
-//! those was a third of reading a small file. Every value is written straight into JSON
-//! text here, into one buffer per element, and the element's `extra` is put together
-//! from it once.
+//! simulation settings). Building them as `serde_json::Value` trees and serialising
+//! those was a third of reading a small file; writing them as JSON text while reading
+//! was still a tenth of it, for text a solve never reads. Small values are written
+//! straight into JSON text, into one buffer per element; a block is kept as its lines'
+//! text in the same buffer. The element's `extra` is put together as JSON text only when
+//! it is first asked for (writing a file, a caller reading it).
 //!
 //! Architecture invariant: the text is what `serde_json` would write for the same
 //! object with `preserve_order` (entries in insertion order, compact, its escapes), so
-//! files converted before and after read alike.
+//! files converted before and after read alike; a block is the list of its lines as the
+//! file's tree holds them (`Reader::raw_block`; a test holds the two equal over every
+//! line of every file at hand).
 
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -16,18 +20,30 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use crate::assembly::Extra;
+use std::sync::OnceLock;
+
+use crate::assembly::{Extra, ExtraText};
 
 /// The entries of an element's `{"asmt": {...}}` extra, in insertion order: each
 /// value's JSON text is written into one buffer as it comes, and the entries name their
 /// ranges of it (lists of strings, a dozen allocations an element, had been kept as
-/// values and strings of their own).
-#[derive(Debug, Default)]
+/// values and strings of their own). A block kept verbatim is held as its lines' text,
+/// and written as JSON only when the extra's text is asked for ([`AsmtExtra`]).
+#[derive(Clone, Debug, Default)]
 pub(super) struct ExtraMap {
-    /// Values' JSON texts, end to end (a replaced value's old text stays, unused).
+    /// Values' texts, end to end (a replaced value's old text stays, unused).
     values: String,
-    /// Each entry's key and the range of its value in `values`.
-    entries: Vec<(Cow<'static, str>, Range<usize>)>,
+    /// Each entry's key and its value in `values`.
+    entries: Vec<(Cow<'static, str>, Item)>,
+}
+
+/// Where an entry's value is in the buffer, and in what form.
+#[derive(Clone, Debug)]
+enum Item {
+    /// JSON text.
+    Json(Range<usize>),
+    /// The text of a block's lines as the file has them (see [`block_json_into`]).
+    Block(Range<usize>),
 }
 
 /// Bytes the value buffer has room for at first.
@@ -50,24 +66,39 @@ impl ExtraMap {
         });
     }
 
-    /// Sets `key` to JSON text that `write` appends to the string it is given (a
-    /// verbatim block from `Reader::raw_block_json_into`, numbers written in place).
+    /// Sets `key` to JSON text that `write` appends to the string it is given (numbers
+    /// written in place).
     pub(super) fn insert_with(
         &mut self,
         key: impl Into<Cow<'static, str>>,
         write: impl FnOnce(&mut String),
     ) {
+        let range = self.append(write);
+        self.set(key.into(), Item::Json(range));
+    }
+
+    /// Sets `key` to a block kept verbatim: `lines` is the text of its lines as the file
+    /// has them, from the start of the first to the end of the last (the value is the
+    /// list of the lines, each without the block's own indentation).
+    pub(super) fn insert_block(&mut self, key: impl Into<Cow<'static, str>>, lines: &str) {
+        let range = self.append(|out| out.push_str(lines));
+        self.set(key.into(), Item::Block(range));
+    }
+
+    fn append(&mut self, write: impl FnOnce(&mut String)) -> Range<usize> {
         if self.values.capacity() == 0 {
-            // Room for the usual small items at once (a verbatim block reserves its own).
+            // Room for the usual small items at once (a block reserves its own).
             self.values.reserve(VALUES_ROOM);
         }
         let start = self.values.len();
         write(&mut self.values);
-        let range = start..self.values.len();
-        let key = key.into();
+        start..self.values.len()
+    }
+
+    fn set(&mut self, key: Cow<'static, str>, item: Item) {
         match self.slot(&key) {
-            Some(k) => self.entries[k].1 = range,
-            None => self.entries.push((key, range)),
+            Some(k) => self.entries[k].1 = item,
+            None => self.entries.push((key, item)),
         }
     }
 
@@ -78,21 +109,25 @@ impl ExtraMap {
             // The list's text again without its `]`, then the new item: the old text
             // stays unused (lists here are a few joint names).
             Some(k) => {
-                let old = self.entries[k].1.clone();
+                let old = match &self.entries[k].1 {
+                    Item::Json(range) => range.clone(),
+                    Item::Block(_) => 0..0,
+                };
                 let held = old.len() > 2;
                 // A copy first (a list pushed to again is rare: a motion's joints).
-                let head = self.values.get(old.start..old.end - 1).unwrap_or("[");
-                let head = head.to_string();
+                let head = self.values.get(old.start..old.end.saturating_sub(1));
+                let head = head.unwrap_or("[").to_string();
                 self.values.push_str(&head);
                 if held {
                     self.values.push(',');
                 }
                 let _ = write!(self.values, "{value}]");
-                self.entries[k].1 = start..self.values.len();
+                self.entries[k].1 = Item::Json(start..self.values.len());
             }
             None => {
                 let _ = write!(self.values, "[{value}]");
-                self.entries.push((key.into(), start..self.values.len()));
+                self.entries
+                    .push((key.into(), Item::Json(start..self.values.len())));
             }
         }
     }
@@ -102,26 +137,74 @@ impl ExtraMap {
         if self.entries.is_empty() {
             return None;
         }
-        // Sized once: every value's text is known, keys need quotes, a colon and a
-        // comma (and escapes, rarely).
-        let room: usize = self
+        Some(Extra(ExtraText::Asmt {
+            items: Box::new(AsmtExtra(self)),
+            json: OnceLock::new(),
+        }))
+    }
+}
+
+/// An `.asmt` element's extra before it is JSON text: what [`ExtraMap`] gathered.
+#[derive(Clone, Debug)]
+pub(crate) struct AsmtExtra(ExtraMap);
+
+impl AsmtExtra {
+    /// The JSON text: `{"asmt": {entries}}`, as `serde_json` writes the same map (see
+    /// the module).
+    pub(crate) fn json_text(&self) -> Box<str> {
+        let map = &self.0;
+        // Sized once: every value's text is known (a block's grows by its quotes,
+        // commas and escaped tabs), keys need quotes, a colon and a comma.
+        let room: usize = map
             .entries
             .iter()
-            .map(|(key, range)| key.len() + 4 + range.len())
+            .map(|(key, item)| match item {
+                Item::Json(range) => key.len() + 4 + range.len(),
+                Item::Block(range) => key.len() + 6 + range.len() + range.len() / 4,
+            })
             .sum();
         let mut text = String::with_capacity(room + 12);
         text.push_str("{\"asmt\":{");
-        for (k, (key, range)) in self.entries.iter().enumerate() {
+        for (k, (key, item)) in map.entries.iter().enumerate() {
             if k > 0 {
                 text.push(',');
             }
             push_json_string(&mut text, 0, key);
             text.push(':');
-            text.push_str(self.values.get(range.clone()).unwrap_or("null"));
+            match item {
+                Item::Json(range) => text.push_str(map.values.get(range.clone()).unwrap_or("null")),
+                Item::Block(range) => {
+                    block_json_into(&mut text, map.values.get(range.clone()).unwrap_or(""));
+                }
+            }
         }
         text.push_str("}}");
-        Some(Extra(text.into_boxed_str()))
+        text.into_boxed_str()
     }
+}
+
+/// A block's lines as a JSON list of strings, appended to `out`: each line without the
+/// indentation of the block's first line, its deeper tabs written as escapes. Lines are
+/// taken as the file's tree takes them (`Tree::parse`): a `\r` before the line end is
+/// not part of the line, and a line that is blank but not tabs only is skipped.
+fn block_json_into(out: &mut String, lines: &str) {
+    out.push('[');
+    let mut base: Option<usize> = None;
+    for raw in lines.split('\n') {
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
+        let tabs = raw.bytes().take_while(|&b| b == b'\t').count();
+        // Cut at ASCII bytes, so on character boundaries.
+        let content = raw.get(tabs..).unwrap_or("");
+        if super::tree::trim(content).is_empty() && (tabs == 0 || !content.is_empty()) {
+            continue;
+        }
+        if base.is_some() {
+            out.push(',');
+        }
+        let base = *base.get_or_insert(tabs);
+        push_json_string(out, tabs.saturating_sub(base), content);
+    }
+    out.push(']');
 }
 
 /// Appends `tabs` tab characters then `s` as one JSON string, escaped as `serde_json`
@@ -200,7 +283,7 @@ mod tests {
     fn the_extra_is_the_text_serde_json_writes_for_the_same_map() {
         let mut map = ExtraMap::new();
         let mut expected = serde_json::Map::new();
-        map.insert_with("Block", |out| out.push_str("[\"a\",\"\\tb\"]"));
+        map.insert_block("Block", "\t\ta\r\n\t\t\tb\n\t \n");
         expected.insert("Block".into(), json!(["a", "\tb"]));
         map.insert("Density", json!(7.8));
         expected.insert("Density".into(), json!(7.8));

@@ -16,7 +16,7 @@
 //! | `model` | the assembly: parts, markers, mass, joints, springs, gravity, simulation |
 //! | `motion` | motions, general motions and limits; OndselSolver formulas in Tenon's syntax |
 //! | `curves` | `RefCurves` and the curve contacts between them |
-//! | `extra` | what an element keeps under `extra`, written as JSON text as it is read |
+//! | `extra` | what an element keeps under `extra`: small values as JSON text, blocks as their lines, made JSON text when asked for |
 //! | `series` | the `TimeSeries` block (another solver's poses per frame) |
 //! | `complete` | a file that ends early is an error: the sections a whole file has, the `TimeSeries` block's shape and counts |
 
@@ -66,6 +66,7 @@ mod number;
 mod series;
 mod tree;
 
+pub(crate) use extra::AsmtExtra;
 use model::pose_placement;
 use number::parse_number;
 pub use series::{read_asmt_time_series, AsmtTimeSeries, PartRates};
@@ -90,6 +91,7 @@ mod tests {
     use super::model::spring_coefficients;
     use super::motion::translate_formula;
     use super::series::bryant_quaternion;
+    use super::*;
     use crate::placement::quaternion_to_matrix;
 
     #[test]
@@ -112,6 +114,58 @@ mod tests {
             Some((10.0, 0.0, 0.0))
         );
         assert_eq!(spring_coefficients("rIJ(self)^2"), None);
+    }
+
+    /// A block's lines written as JSON when asked for ([`extra::ExtraMap::insert_block`])
+    /// are the list [`Reader::raw_block`] makes from the tree, for every line of every
+    /// `.asmt` file at hand (the bundled ones, the corpus beside the project when it is
+    /// there), and for lines the tree skips or cuts (`\r`, blank lines, tabs only).
+    #[test]
+    fn deferred_blocks_are_the_trees_lists() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let mut texts = vec![(
+            "inline".to_string(),
+            "Assembly\r\n\tNotes\r\n\t\ta \"quoted\" \\ note \r\n\r\n\t\t  \n\t\t\t\n\t\t\tdeeper\té\n\tName\n\t\tA"
+                .to_string(),
+        )];
+        for dir in ["fixtures/asmt", "../shared/external/ondsel-asmt"] {
+            let Ok(entries) = std::fs::read_dir(format!("{root}/{dir}")) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.extension().is_some_and(|e| e == "asmt") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    texts.push((path.display().to_string(), text));
+                }
+            }
+        }
+        let mut blocks = 0;
+        for (name, text) in &texts {
+            let tree = Tree::parse(text).unwrap();
+            let reader = Reader {
+                tree: &tree,
+                contact_markers: FxHashSet::default(),
+                curves: RefCell::default(),
+            };
+            for n in 0..tree.nodes.len() {
+                if reader.kids(n).is_empty() {
+                    continue;
+                }
+                let mut map = extra::ExtraMap::new();
+                map.insert_block("B", reader.block_lines(n));
+                let deferred = map.into_extra().unwrap();
+                let eager = serde_json::json!({ "asmt": { "B": reader.raw_block(n) } });
+                assert_eq!(
+                    deferred.as_json_text(),
+                    eager.to_string(),
+                    "{name}, node {n}"
+                );
+                blocks += 1;
+            }
+        }
+        assert!(blocks > 10, "{blocks} blocks");
+        println!("{} files, {blocks} blocks compared", texts.len());
     }
 
     #[test]

@@ -104,7 +104,7 @@ impl<'a> Reader<'_, 'a> {
         let mut assembly = Assembly::new(name.clone(), units);
         let mut extra = ExtraMap::new();
         if let Some(notes) = self.child(root, "Notes") {
-            extra.insert_with("Notes", |out| self.raw_block_json_into(notes, out));
+            extra.insert_block("Notes", self.block_lines(notes));
         }
         for empty in ["RefCurves", "RefSurfaces", "KinematicIJs"] {
             self.require_empty(root, empty)?;
@@ -212,14 +212,10 @@ impl<'a> Reader<'_, 'a> {
             if tstart != 0.0 {
                 extra.insert("tstart", json!(tstart));
             }
-            extra.insert_with("SimulationParameters", |out| {
-                self.raw_block_json_into(sim, out)
-            });
+            extra.insert_block("SimulationParameters", self.block_lines(sim));
         }
         if let Some(anim) = self.child(root, "AnimationParameters") {
-            extra.insert_with("AnimationParameters", |out| {
-                self.raw_block_json_into(anim, out)
-            });
+            extra.insert_block("AnimationParameters", self.block_lines(anim));
         }
         assembly.set_extra(extra.into_extra());
         Ok(assembly)
@@ -318,7 +314,7 @@ impl<'a> Reader<'_, 'a> {
         self.motion_state(p, &mut extra, "initial_velocity")?;
         if let Some(f) = self.child(p, "FeatureOrder") {
             if !self.kids(f).is_empty() {
-                extra.insert_with("FeatureOrder", |out| self.raw_block_json_into(f, out));
+                extra.insert_block("FeatureOrder", self.block_lines(f));
             }
         }
         if let Some(m) = self.child(p, "PrincipalMassMarker") {
@@ -361,9 +357,7 @@ impl<'a> Reader<'_, 'a> {
             } else {
                 // Massless or degenerate parts (common in kinematic exports) keep their
                 // numbers here; dynamics will refuse them with this reason.
-                extra.insert_with("PrincipalMassMarker", |out| {
-                    self.raw_block_json_into(m, out)
-                });
+                extra.insert_block("PrincipalMassMarker", self.block_lines(m));
             }
         }
         part.extra = extra.into_extra();

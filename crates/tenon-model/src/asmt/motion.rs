@@ -284,7 +284,7 @@ impl<'a> Reader<'_, 'a> {
             rate: Default::default(),
             extra: {
                 let mut extra = ExtraMap::new();
-                extra.insert_with("GeneralMotion", |out| self.raw_block_json_into(m, out));
+                extra.insert_block("GeneralMotion", self.block_lines(m));
                 extra.into_extra()
             },
             residuals: Vec::new(),

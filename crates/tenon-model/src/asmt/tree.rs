@@ -336,38 +336,30 @@ impl<'a> Reader<'_, 'a> {
         Value::Array(out)
     }
 
-    /// [`Self::raw_block`] as JSON text (an array of strings), written without values,
-    /// appended to `out`.
-    pub(super) fn raw_block_json_into(&self, n: usize, out: &mut String) {
-        // Sized from the block's span in the text (its lines are adjacent there, their
-        // indentation about the tabs written back), plus room for quotes and commas.
-        let room = match (self.kids(n).first(), self.kids(n).last()) {
-            (Some(&first), Some(&top)) => {
-                // The last line of the block: the last child's last descendant.
-                let mut last = top;
-                while let Some(&k) = self.kids(last).last() {
-                    last = k;
-                }
-                let (a, b) = (self.text(first), self.text(last));
-                (b.as_ptr() as usize + b.len())
-                    .saturating_sub(a.as_ptr() as usize)
-                    .min(self.tree.text.len())
-            }
-            _ => 0,
+    /// The text of the lines below `n` as the file has them, from the start of the first
+    /// to the end of the last (empty without any): a block kept verbatim, which
+    /// [`ExtraMap::insert_block`](super::extra::ExtraMap::insert_block) writes as
+    /// [`Self::raw_block`]'s list when it is asked for.
+    pub(super) fn block_lines(&self, n: usize) -> &'a str {
+        let (Some(&first), Some(&top)) = (self.kids(n).first(), self.kids(n).last()) else {
+            return "";
         };
-        out.reserve(2 + room + room / 4);
-        out.push('[');
-        let mut stack: Vec<(usize, usize)> = self.kids(n).iter().rev().map(|&c| (c, 0)).collect();
-        let mut first = true;
-        while let Some((c, depth)) = stack.pop() {
-            if !first {
-                out.push(',');
-            }
-            first = false;
-            super::extra::push_json_string(out, depth, self.text(c));
-            stack.extend(self.kids(c).iter().rev().map(|&g| (g, depth + 1)));
+        // The last line of the block: the last child's last descendant.
+        let mut last = top;
+        while let Some(&k) = self.kids(last).last() {
+            last = k;
         }
-        out.push(']');
+        let whole = self.tree.text;
+        let offset = |s: &str| (s.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize);
+        // The first line's start: before its tabs.
+        let first_text = offset(self.text(first));
+        let start = memchr::memrchr(
+            b'\n',
+            whole.as_bytes().get(..first_text).unwrap_or_default(),
+        )
+        .map_or(0, |k| k + 1);
+        let end = offset(self.text(last)) + self.text(last).len();
+        whole.get(start..end).unwrap_or("")
     }
 
     pub(super) fn require_empty(&self, n: usize, key: &str) -> Result<()> {

@@ -382,8 +382,8 @@ pub(super) fn resolved<'a>(v: &Json<'a>, arena: &'a Bump) -> Result<Json<'a>> {
 /// The `extra` under a key: always kept as text by the reader.
 fn extra_of(v: &Json<'_>) -> Extra {
     match v {
-        Json::Raw(text) => Extra((*text).into()),
-        other => Extra(to_text(other).into()),
+        Json::Raw(text) => Extra::from_json_text((*text).into()),
+        other => Extra::from_json_text(to_text(other).into()),
     }
 }
 
