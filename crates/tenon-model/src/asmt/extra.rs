@@ -17,10 +17,9 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use serde_json::Value;
-
-use std::sync::OnceLock;
 
 use crate::assembly::{Extra, ExtraText};
 
