@@ -778,6 +778,9 @@ impl ExprGraph {
     /// [`vars_of_marked_all`](Self::vars_of_marked_all) into `out` (cleared first), for
     /// a caller that walks many groups of roots with one list.
     pub fn vars_of_marked_all_into(&mut self, roots: &[ExprId], out: &mut Vec<VarId>) {
+        if self.vars_by_masks(roots, out) {
+            return;
+        }
         self.marks_stamp = self.marks_stamp.wrapping_add(1);
         if self.marks_stamp == 0 {
             self.marks.iter_mut().for_each(|m| *m = 0);
@@ -846,10 +849,31 @@ impl ExprGraph {
 
     /// Sorted, de-duplicated unknowns that `e` depends on (exact, by traversal).
     pub fn vars_of(&self, e: ExprId) -> Vec<VarId> {
-        let mut seen = rustc_hash::FxHashSet::default();
         let mut out = Vec::with_capacity(16);
+        if self.vars_by_masks(&[e], &mut out) {
+            return out;
+        }
+        let mut seen = rustc_hash::FxHashSet::default();
         self.walk_vars(&[e], &mut Vec::new(), |n| seen.insert(n), &mut out);
         out
+    }
+
+    /// The unknowns below `roots` into `out` (cleared first), sorted, read off the roots'
+    /// masks without a walk when the graph has at most 32 unknowns: each then has a bit
+    /// of its own (bit `v % 32` is bit `v`), and a node's mask, the union of its
+    /// operands', holds exactly the unknowns below it. False (and `out` untouched) for a
+    /// larger graph. A small assembly's build walked every joint's nodes for this.
+    fn vars_by_masks(&self, roots: &[ExprId], out: &mut Vec<VarId>) -> bool {
+        if self.var_count() > VarMask::BITS as usize {
+            return false;
+        }
+        out.clear();
+        let mut bits = roots.iter().fold(0, |m, &r| m | self.var_mask(r));
+        while bits != 0 {
+            out.push(VarId(bits.trailing_zeros()));
+            bits &= bits - 1;
+        }
+        true
     }
 
     /// The unknowns below `roots` into `out` (cleared first), each node entered once
@@ -889,6 +913,52 @@ impl ExprGraph {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The unknowns below some roots read off the masks (a graph of at most 32 unknowns)
+    /// are the ones a walk finds, in the same order: over mixed expressions (products,
+    /// sines, powers, spline tables over unknowns, constants that cancel nothing), for
+    /// graphs of 1, 20 and 32 unknowns, and of 33, where the walk is taken.
+    #[test]
+    fn unknowns_from_masks_are_the_walks() {
+        for count in [1usize, 20, 32, 33] {
+            let mut g = ExprGraph::new();
+            let vars: Vec<ExprId> = (0..count)
+                .map(|k| {
+                    let v = g.new_var(format!("v{k}"));
+                    g.var(v)
+                })
+                .collect();
+            let mut made = vars.clone();
+            for k in 0..400usize {
+                let a = made[(k * 7 + 3) % made.len()];
+                let b = made[(k * 13 + 5) % made.len()];
+                let c = g.constant(0.5 + (k % 7) as f64);
+                let e = match k % 7 {
+                    0 => g.add(a, b),
+                    1 => g.mul(a, c),
+                    2 => g.sin(a),
+                    3 => g.sub(b, a),
+                    4 => g.powi(a, 3),
+                    5 => {
+                        let t = g.spline_table(&[a, c, b, c]);
+                        g.spline(t, c, 0)
+                    }
+                    _ => g.mul(a, b),
+                };
+                made.push(e);
+            }
+            for k in 0..made.len() {
+                let roots = [made[k], made[(k * 31) % made.len()]];
+                let mut seen = rustc_hash::FxHashSet::default();
+                let mut walked = Vec::new();
+                g.walk_vars(&roots, &mut Vec::new(), |n| seen.insert(n), &mut walked);
+                let mut marked = Vec::new();
+                g.vars_of_marked_all_into(&roots, &mut marked);
+                assert_eq!(marked, walked, "{count} unknowns, roots {roots:?}");
+                assert_eq!(g.vars_of(roots[0]), g.vars_of_marked(roots[0]));
+            }
+        }
+    }
 
     /// Integer coordinates as doubles (low 32 bits zero), halves and small multiples of
     /// a node: their hashes spread over the table's homes instead of sharing a few (a
