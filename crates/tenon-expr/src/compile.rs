@@ -659,7 +659,7 @@ fn with_instances(
         if let (Some(mut r), Some(mut f)) = (narrow_copy(&residual), narrow_copy(&full)) {
             r.instrs.reserve_exact(more_residual);
             f.instrs.reserve_exact(more_full);
-            if append_all(
+            if append_all_narrow(
                 templates,
                 (&mut r, &mut f),
                 instances,
@@ -781,6 +781,83 @@ fn append_all<D: SlotIndex>(
         }
     }
     true
+}
+
+/// [`append_all`] into narrow streams: an instance of a template with a narrow copy
+/// is that copy appended whole and patched where it loads and stores
+/// ([`append_patched`]), the same instructions [`append_instance`] writes one by one.
+fn append_all_narrow(
+    templates: &crate::shape::Templates,
+    (residual, full): (&mut Stream<u16>, &mut Stream<u16>),
+    instances: &Instances,
+    copied: &dyn Fn(u32) -> bool,
+    consts: &mut ConstPool,
+    needed: &mut Needed<'_>,
+) -> bool {
+    for inst in instances.list.iter().filter(|i| copied(i.template)) {
+        let Some(t) = templates.get(inst.template) else {
+            continue;
+        };
+        let map = instances.map(inst);
+        let appended = match &t.narrow {
+            Some(c) => {
+                append_patched(
+                    residual,
+                    (&c.residual, &c.patched[0]),
+                    t,
+                    &map,
+                    consts,
+                    needed,
+                );
+                append_patched(full, (&c.full, &c.patched[1]), t, &map, consts, needed);
+                true
+            }
+            None => {
+                append_code(residual, &t.parts.residual, t, &map, consts, needed)
+                    && append_code(full, &t.parts.full, t, &map, consts, needed)
+            }
+        };
+        if !appended {
+            return false;
+        }
+    }
+    true
+}
+
+/// Appends a template's narrow stream for one instance: copied whole, then the
+/// instructions at `patched` (every load and store) redirected as
+/// [`append_instance`] redirects them.
+fn append_patched(
+    stream: &mut Stream<u16>,
+    (source, patched): (&Stream<u16>, &[u32]),
+    template: &Template,
+    map: &InstanceMap<'_>,
+    consts: &mut ConstPool,
+    needed: &mut Needed<'_>,
+) {
+    let base = stream.instrs.len();
+    stream.instrs.extend_from_slice(&source.instrs);
+    let copied = stream.instrs.get_mut(base..).unwrap_or_default();
+    for &k in patched {
+        let Some(copy) = copied.get_mut(k as usize) else {
+            continue;
+        };
+        if copy.op.is_load() {
+            let index = copy.load_index() as u32;
+            let (op, index) = map.load(template, copy.op, index, &mut |bits| consts.get(bits));
+            match op {
+                Op::LoadVar => needed.vars = needed.vars.max(index as usize + 1),
+                Op::LoadParam => needed.params = needed.params.max(index as usize + 1),
+                _ => {}
+            }
+            // Both halves fit: each is 16 bits.
+            copy.op = op;
+            copy.a[0] = (index & 0xffff) as u16;
+            copy.a[1] = (index >> 16) as u16;
+        }
+        copy.out = map.cell(template, copy.out);
+    }
+    stream.slots = stream.slots.max(source.slots);
 }
 
 fn append_code<D: SlotIndex>(
@@ -1391,5 +1468,84 @@ fn plain_instr(
             let n = n.clamp(-MAX_POWI, MAX_POWI) as i16;
             instr(Op::Powi, k, &[value(x), u32::from(n as u16)])
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An instance appended as its template's narrow copy patched at its loads and
+    /// stores ([`append_patched`]) is, instruction for instruction, the template's code
+    /// redirected one instruction at a time ([`append_instance`]): over groups alike and
+    /// unlike, reading unknowns, parameters, constant leaves and literal constants.
+    #[test]
+    fn patched_copies_are_the_instructions_copied_one_by_one() {
+        let mut g = ExprGraph::new();
+        let vars: Vec<VarId> = (0..12).map(|k| g.new_var(format!("x{k}"))).collect();
+        let p = g.new_param("p");
+        let mut outputs = Vec::new();
+        let mut groups = Vec::new();
+        for k in 0..6usize {
+            let (a, b, c) = (g.var(vars[2 * k]), g.var(vars[2 * k + 1]), g.var(vars[k]));
+            let offset = g.constant(0.25 + k as f64);
+            let pe = g.param(p);
+            let ab = g.mul(a, b);
+            let r0 = g.add(ab, offset);
+            let sc = g.sin(c);
+            let r1 = if k % 2 == 0 {
+                g.sub(sc, pe)
+            } else {
+                let two = g.constant(2.0);
+                let t = g.mul(two, a);
+                g.div(t, sc)
+            };
+            outputs.extend([r0, r1]);
+            groups.extend([k as u32, k as u32]);
+        }
+        let columns = LocalColumns::new(&vars).unwrap();
+        let instances = g
+            .shaped_instances(
+                &outputs,
+                &groups,
+                &columns,
+                Form::LOCAL,
+                Instances::default(),
+            )
+            .unwrap();
+        assert_eq!(instances.list.len(), 6);
+        let (mut patched, mut one_by_one) = (ConstPool::default(), ConstPool::default());
+        let mut needed = [Needed::default(), Needed::default()];
+        for inst in &instances.list {
+            let t = g.templates.get(inst.template).unwrap();
+            let copy = t.narrow.as_ref().unwrap();
+            let map = instances.map(inst);
+            for (stream, (code, fix)) in [
+                (&t.parts.residual, (&copy.residual, &copy.patched[0])),
+                (&t.parts.full, (&copy.full, &copy.patched[1])),
+            ] {
+                let empty = || Stream::<u16> {
+                    instrs: Vec::new(),
+                    slots: 0,
+                    tables: Vec::new(),
+                };
+                let mut a = empty();
+                append_patched(&mut a, (code, fix), t, &map, &mut patched, &mut needed[0]);
+                let mut b = empty();
+                assert!(append_code(
+                    &mut b,
+                    stream,
+                    t,
+                    &map,
+                    &mut one_by_one,
+                    &mut needed[1]
+                ));
+                assert_eq!(format!("{:?}", a.instrs), format!("{:?}", b.instrs));
+                assert_eq!(a.slots, b.slots);
+            }
+        }
+        assert_eq!(patched.values, one_by_one.values);
+        assert_eq!(needed[0].vars, needed[1].vars);
+        assert_eq!(needed[0].params, needed[1].params);
     }
 }

@@ -38,7 +38,7 @@ use crate::compile::{CompiledParts, Form, LocalColumns};
 use crate::error::ExprError;
 use crate::graph::ExprGraph;
 use crate::node::{ExprId, Node, ParamId, VarId};
-use crate::tape::{JacobianPattern, Op};
+use crate::tape::{narrow_copy, Code, JacobianPattern, Op, Stream};
 
 /// Marks a shape's parameter leaf as a constant leaf (the low bits number it).
 const CONSTANT_LEAF: u32 = 1 << 31;
@@ -169,6 +169,9 @@ pub(crate) fn range_of<T>(list: &[T], (start, end): (u32, u32)) -> &[T] {
 #[derive(Clone, Debug)]
 pub(crate) struct Template {
     pub(crate) parts: CompiledParts,
+    /// Its streams with `u16` slots, for instances copied into narrow streams (the
+    /// usual case), when they fit.
+    pub(crate) narrow: Option<NarrowCopy>,
     /// Number of real parameters among its parameter leaves (constant leaves follow).
     params: usize,
     /// The shape it was compiled from (the caches find templates by it).
@@ -203,6 +206,41 @@ impl std::borrow::Borrow<ShapeKey> for ByShape {
 impl Template {
     pub(crate) fn pattern(&self) -> &JacobianPattern {
         &self.parts.pattern
+    }
+}
+
+/// A template's residual and full streams with `u16` slots, and in each the positions
+/// of the instructions an instance changes: its loads (redirected to the instance's
+/// leaves) and its stores (moved to the instance's cells). An instance is the stream
+/// copied whole, then those patched.
+#[derive(Clone, Debug)]
+pub(crate) struct NarrowCopy {
+    pub(crate) residual: Stream<u16>,
+    pub(crate) full: Stream<u16>,
+    pub(crate) patched: [Vec<u32>; 2],
+}
+
+impl NarrowCopy {
+    fn of(parts: &CompiledParts) -> Option<NarrowCopy> {
+        let narrow = |code: &Code| match code {
+            Code::Narrow(s) => Some(s.clone()),
+            Code::Wide(s) => narrow_copy(s),
+        };
+        let patched = |s: &Stream<u16>| {
+            s.instrs
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| i.out != 0 || i.op.is_load())
+                .map(|(k, _)| k as u32)
+                .collect()
+        };
+        let (residual, full) = (narrow(&parts.residual)?, narrow(&parts.full)?);
+        let patched = [patched(&residual), patched(&full)];
+        Some(NarrowCopy {
+            residual,
+            full,
+            patched,
+        })
     }
 }
 
@@ -460,6 +498,7 @@ fn compile_template(key: &ShapeKey, leaves: &Leaves) -> Result<Template, ExprErr
         g.compile_parts(&outputs, &columns, Form::default(), None)?
     };
     Ok(Template {
+        narrow: NarrowCopy::of(&parts),
         parts,
         params: real,
         key: key.clone(),

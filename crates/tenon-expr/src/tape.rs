@@ -151,6 +151,11 @@ impl Op {
     pub(crate) fn is_arithmetic(self) -> bool {
         !matches!(self, Op::LoadVar | Op::LoadParam | Op::LoadConst | Op::Copy)
     }
+
+    /// A load of an unknown, a parameter or a constant (its index in operands 0 and 1).
+    pub(crate) fn is_load(self) -> bool {
+        matches!(self, Op::LoadVar | Op::LoadParam | Op::LoadConst)
+    }
 }
 
 /// One instruction: `slot[d] = op(operands)`, and `stored[out] = ` the same value (`out` 0
