@@ -659,28 +659,19 @@ fn with_instances(
         if let (Some(mut r), Some(mut f)) = (narrow_copy(&residual), narrow_copy(&full)) {
             r.instrs.reserve_exact(more_residual);
             f.instrs.reserve_exact(more_full);
-            if append_all_narrow(
-                templates,
-                (&mut r, &mut f),
-                instances,
-                &copied,
-                consts,
-                needed,
-            ) {
+            let appended = append_all(templates, instances, &copied, |t, map| {
+                append_both_narrow((&mut r, &mut f), (t, map), consts, needed)
+            });
+            if appended {
                 return (Code::Narrow(r), Code::Narrow(f), batches);
             }
         }
     }
     residual.instrs.reserve_exact(more_residual);
     full.instrs.reserve_exact(more_full);
-    append_all(
-        templates,
-        (&mut residual, &mut full),
-        instances,
-        &copied,
-        consts,
-        needed,
-    );
+    append_all(templates, instances, &copied, |t, map| {
+        append_both((&mut residual, &mut full), (t, map), consts, needed)
+    });
     (Code::Wide(residual), Code::Wide(full), batches)
 }
 
@@ -758,69 +749,59 @@ fn batches_of(
     ((residual_batches, full_batches), batched)
 }
 
-/// Appends the residual and full streams of every instance whose template `copied`
-/// says is copied; false when an instruction does not fit the streams' slot type
-/// (nothing can be concluded from the streams then).
-fn append_all<D: SlotIndex>(
+/// Calls `append` with the template and map of every instance whose template `copied`
+/// says is copied, in order; false as soon as one call is (an instruction did not fit
+/// the streams' slot type: nothing can be concluded from the streams then).
+fn append_all(
     templates: &crate::shape::Templates,
-    (residual, full): (&mut Stream<D>, &mut Stream<D>),
     instances: &Instances,
     copied: &dyn Fn(u32) -> bool,
-    consts: &mut ConstPool,
-    needed: &mut Needed<'_>,
+    mut append: impl FnMut(&Template, &InstanceMap<'_>) -> bool,
 ) -> bool {
     for inst in instances.list.iter().filter(|i| copied(i.template)) {
         let Some(t) = templates.get(inst.template) else {
             continue;
         };
-        let map = instances.map(inst);
-        if !(append_code(residual, &t.parts.residual, t, &map, consts, needed)
-            && append_code(full, &t.parts.full, t, &map, consts, needed))
-        {
+        if !append(t, &instances.map(inst)) {
             return false;
         }
     }
     true
 }
 
-/// [`append_all`] into narrow streams: an instance of a template with a narrow copy
-/// is that copy appended whole and patched where it loads and stores
-/// ([`append_patched`]), the same instructions [`append_instance`] writes one by one.
-fn append_all_narrow(
-    templates: &crate::shape::Templates,
-    (residual, full): (&mut Stream<u16>, &mut Stream<u16>),
-    instances: &Instances,
-    copied: &dyn Fn(u32) -> bool,
+/// Appends one instance's residual and full streams, an instruction at a time
+/// ([`append_instance`]).
+fn append_both<D: SlotIndex>(
+    (residual, full): (&mut Stream<D>, &mut Stream<D>),
+    (t, map): (&Template, &InstanceMap<'_>),
     consts: &mut ConstPool,
     needed: &mut Needed<'_>,
 ) -> bool {
-    for inst in instances.list.iter().filter(|i| copied(i.template)) {
-        let Some(t) = templates.get(inst.template) else {
-            continue;
-        };
-        let map = instances.map(inst);
-        let appended = match &t.narrow {
-            Some(c) => {
-                append_patched(
-                    residual,
-                    (&c.residual, &c.patched[0]),
-                    t,
-                    &map,
-                    consts,
-                    needed,
-                );
-                append_patched(full, (&c.full, &c.patched[1]), t, &map, consts, needed);
-                true
-            }
-            None => {
-                append_code(residual, &t.parts.residual, t, &map, consts, needed)
-                    && append_code(full, &t.parts.full, t, &map, consts, needed)
-            }
-        };
-        if !appended {
-            return false;
-        }
-    }
+    append_code(residual, &t.parts.residual, t, map, consts, needed)
+        && append_code(full, &t.parts.full, t, map, consts, needed)
+}
+
+/// [`append_both`] into narrow streams for a template with a narrow copy: that copy
+/// appended whole and patched where it loads and stores ([`append_patched`]), the same
+/// instructions [`append_instance`] writes one by one.
+fn append_both_narrow(
+    (residual, full): (&mut Stream<u16>, &mut Stream<u16>),
+    (t, map): (&Template, &InstanceMap<'_>),
+    consts: &mut ConstPool,
+    needed: &mut Needed<'_>,
+) -> bool {
+    let Some(c) = &t.narrow else {
+        return append_both((residual, full), (t, map), consts, needed);
+    };
+    append_patched(
+        residual,
+        (&c.residual, &c.patched[0]),
+        t,
+        map,
+        consts,
+        needed,
+    );
+    append_patched(full, (&c.full, &c.patched[1]), t, map, consts, needed);
     true
 }
 
@@ -843,13 +824,8 @@ fn append_patched(
             continue;
         };
         if copy.op.is_load() {
-            let index = copy.load_index() as u32;
-            let (op, index) = map.load(template, copy.op, index, &mut |bits| consts.get(bits));
-            match op {
-                Op::LoadVar => needed.vars = needed.vars.max(index as usize + 1),
-                Op::LoadParam => needed.params = needed.params.max(index as usize + 1),
-                _ => {}
-            }
+            let (op, index) =
+                redirect_load(template, map, (copy.op, copy.load_index()), consts, needed);
             // Both halves fit: each is 16 bits.
             copy.op = op;
             copy.a[0] = (index & 0xffff) as u16;
@@ -892,14 +868,14 @@ fn append_instance<S: SlotIndex, D: SlotIndex>(
         let Some(mut copy) = instr.map(|x| D::from_u32(x.get() as u32)) else {
             return false;
         };
-        if matches!(instr.op, Op::LoadVar | Op::LoadParam | Op::LoadConst) {
-            let index = instr.load_index() as u32;
-            let (op, index) = map.load(template, instr.op, index, &mut |bits| consts.get(bits));
-            match op {
-                Op::LoadVar => needed.vars = needed.vars.max(index as usize + 1),
-                Op::LoadParam => needed.params = needed.params.max(index as usize + 1),
-                _ => {}
-            }
+        if instr.op.is_load() {
+            let (op, index) = redirect_load(
+                template,
+                map,
+                (instr.op, instr.load_index()),
+                consts,
+                needed,
+            );
             let (Some(low), Some(high)) = (D::from_u32(index & 0xffff), D::from_u32(index >> 16))
             else {
                 return false;
@@ -913,6 +889,25 @@ fn append_instance<S: SlotIndex, D: SlotIndex>(
     }
     stream.slots = stream.slots.max(source.slots);
     true
+}
+
+/// What a template's load `(op, index)` becomes in an instance (see
+/// [`InstanceMap::load`]), with the unknowns and parameters the tape reads grown to
+/// take it in.
+fn redirect_load(
+    template: &Template,
+    map: &InstanceMap<'_>,
+    (op, index): (Op, usize),
+    consts: &mut ConstPool,
+    needed: &mut Needed<'_>,
+) -> (Op, u32) {
+    let (op, index) = map.load(template, op, index as u32, &mut |bits| consts.get(bits));
+    match op {
+        Op::LoadVar => needed.vars = needed.vars.max(index as usize + 1),
+        Op::LoadParam => needed.params = needed.params.max(index as usize + 1),
+        _ => {}
+    }
+    (op, index)
 }
 
 /// A value to store, and its cell in the output buffer.
