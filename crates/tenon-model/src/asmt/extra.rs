@@ -43,6 +43,46 @@ enum Item {
     Json(Range<usize>),
     /// The text of a block's lines as the file has them (see [`block_json_into`]).
     Block(Range<usize>),
+    /// A number (written as a JSON value writes it: `null` when not finite).
+    Number(f64),
+    /// An initial motion: `{"Velocity3D": [x, y, z], "Omega3D": [x, y, z]}` with the
+    /// triples that are there.
+    Motion([Option<[f64; 3]>; 2]),
+}
+
+/// The keys of [`Item::Motion`]'s triples.
+const MOTION_KEYS: [&str; 2] = ["Velocity3D", "Omega3D"];
+
+/// Appends `x` as a JSON value holding it is written (a number, or `null` when it is not
+/// finite).
+fn push_json_number(out: &mut String, x: f64) {
+    match serde_json::Number::from_f64(x) {
+        Some(x) => {
+            let _ = write!(out, "{x}");
+        }
+        None => out.push_str("null"),
+    }
+}
+
+/// Appends an initial motion's object (see [`Item::Motion`]).
+fn push_motion(out: &mut String, state: &[Option<[f64; 3]>; 2]) {
+    let mut first = true;
+    for (key, v) in MOTION_KEYS.iter().zip(state) {
+        let Some(v) = v else { continue };
+        out.push(if first { '{' } else { ',' });
+        first = false;
+        push_json_string(out, 0, key);
+        out.push(':');
+        for (k, &x) in v.iter().enumerate() {
+            out.push(if k == 0 { '[' } else { ',' });
+            push_json_number(out, x);
+        }
+        out.push(']');
+    }
+    if first {
+        out.push('{');
+    }
+    out.push('}');
 }
 
 /// Bytes the value buffer has room for at first.
@@ -74,6 +114,22 @@ impl ExtraMap {
     ) {
         let range = self.append(write);
         self.set(key.into(), Item::Json(range));
+    }
+
+    /// Sets `key` to the number `x` (its text written when the extra's text is asked
+    /// for).
+    pub(super) fn insert_number(&mut self, key: impl Into<Cow<'static, str>>, x: f64) {
+        self.set(key.into(), Item::Number(x));
+    }
+
+    /// Sets `key` to an initial motion: the velocity and the angular velocity, each when
+    /// given (see [`Item::Motion`]).
+    pub(super) fn insert_motion(
+        &mut self,
+        key: impl Into<Cow<'static, str>>,
+        state: [Option<[f64; 3]>; 2],
+    ) {
+        self.set(key.into(), Item::Motion(state));
     }
 
     /// Sets `key` to a block kept verbatim: `lines` is the text of its lines as the file
@@ -110,7 +166,7 @@ impl ExtraMap {
             Some(k) => {
                 let old = match &self.entries[k].1 {
                     Item::Json(range) => range.clone(),
-                    Item::Block(_) => 0..0,
+                    Item::Block(_) | Item::Number(_) | Item::Motion(_) => 0..0,
                 };
                 let held = old.len() > 2;
                 // A copy first (a list pushed to again is rare: a motion's joints).
@@ -160,6 +216,8 @@ impl AsmtExtra {
             .map(|(key, item)| match item {
                 Item::Json(range) => key.len() + 4 + range.len(),
                 Item::Block(range) => key.len() + 6 + range.len() + range.len() / 4,
+                Item::Number(_) => key.len() + 28,
+                Item::Motion(_) => key.len() + 140,
             })
             .sum();
         let mut text = String::with_capacity(room + 12);
@@ -175,6 +233,8 @@ impl AsmtExtra {
                 Item::Block(range) => {
                     block_json_into(&mut text, map.values.get(range.clone()).unwrap_or(""));
                 }
+                Item::Number(x) => push_json_number(&mut text, *x),
+                Item::Motion(state) => push_motion(&mut text, state),
             }
         }
         text.push_str("}}");
@@ -291,6 +351,32 @@ mod tests {
         expected.insert("AllowRotation".into(), json!(["j1", "j2"]));
         map.insert("Density", json!(1.5));
         expected.insert("Density".into(), json!(1.5));
+        // Numbers and motions kept as numbers: written as a JSON value writes them.
+        for (k, x) in [0.1, -2.5e-17, 1e300, 3.0, -0.0, f64::NAN]
+            .into_iter()
+            .enumerate()
+        {
+            map.insert_number(format!("n{k}"), x);
+            expected.insert(format!("n{k}"), json!(x));
+        }
+        map.insert_number("tstart", 7.0);
+        map.insert_number("tstart", 0.25);
+        expected.insert("tstart".into(), json!(0.25));
+        let v = [1.0, -0.5e-9, 123_456.789];
+        let w = [f64::INFINITY, 2.0, 1e-300];
+        for (key, state, value) in [
+            (
+                "both",
+                [Some(v), Some(w)],
+                json!({"Velocity3D": v, "Omega3D": w}),
+            ),
+            ("velocity", [Some(v), None], json!({ "Velocity3D": v })),
+            ("omega", [None, Some(w)], json!({ "Omega3D": w })),
+            ("none", [None, None], json!({})),
+        ] {
+            map.insert_motion(key, state);
+            expected.insert(key.into(), value);
+        }
         let extra = map.into_extra().map(|e| e.to_json_text());
         let direct = Extra::from_value(&json!({ "asmt": Value::Object(expected) }));
         assert_eq!(extra, Some(direct.to_json_text()));

@@ -210,7 +210,7 @@ impl<'a> Reader<'_, 'a> {
                     .map_err(|e| ModelError::at_line(self.line(sim), e.message()))?;
             }
             if tstart != 0.0 {
-                extra.insert("tstart", json!(tstart));
+                extra.insert_number("tstart", tstart);
             }
             extra.insert_block("SimulationParameters", self.block_lines(sim));
         }
@@ -221,15 +221,15 @@ impl<'a> Reader<'_, 'a> {
         Ok(assembly)
     }
 
-    /// Initial velocities: kept under `extra` when not zero, written as JSON text
-    /// directly (`{"Velocity3D":[..],"Omega3D":[..]}`, the text a map of arrays prints).
+    /// Initial velocities: kept under `extra` when not zero, as numbers (their JSON text,
+    /// `{"Velocity3D":[..],"Omega3D":[..]}`, is written only when the extra's text is
+    /// asked for).
     pub(super) fn motion_state(
         &self,
         n: usize,
         extra: &mut ExtraMap,
         key: &'static str,
     ) -> Result<()> {
-        use std::fmt::Write;
         let mut state = [("Velocity3D", None), ("Omega3D", None)];
         for (item, value) in &mut state {
             if let Some(v) = self.child(n, item) {
@@ -242,26 +242,7 @@ impl<'a> Reader<'_, 'a> {
         if state.iter().all(|(_, v)| v.is_none()) {
             return Ok(());
         }
-        extra.insert_with(key, |text| {
-            let mut first = true;
-            for (item, v) in state.iter().filter_map(|(k, v)| Some((k, (*v)?))) {
-                text.push(if first { '{' } else { ',' });
-                first = false;
-                let _ = write!(text, "\"{item}\":");
-                for (k, x) in v.iter().enumerate() {
-                    text.push(if k == 0 { '[' } else { ',' });
-                    // As a JSON value prints it (a non-finite number is null).
-                    match serde_json::Number::from_f64(*x) {
-                        Some(x) => {
-                            let _ = write!(text, "{x}");
-                        }
-                        None => text.push_str("null"),
-                    }
-                }
-                text.push(']');
-            }
-            text.push('}');
-        });
+        extra.insert_motion(key, state.map(|(_, v)| v));
         Ok(())
     }
 
@@ -338,7 +319,7 @@ impl<'a> Reader<'_, 'a> {
             let mass = self.number(m, "Mass")?;
             let moments = self.vec3(self.req(m, "MomentOfInertias")?)?;
             let density = self.number(m, "Density")?;
-            extra.insert("Density", json!(density));
+            extra.insert_number("Density", density);
             // Inertia in part axes: R diag(moments) R^T.
             let r = quaternion_to_matrix(frame.quaternion);
             let mut inertia = [[0.0; 3]; 3];
