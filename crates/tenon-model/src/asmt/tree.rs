@@ -58,11 +58,12 @@ impl<'a> Tree<'a> {
         loop {
             line += 1;
             let rest = bytes.get(from..).unwrap_or_default();
-            let len = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+            let len = line_length(rest);
             let line_start = from;
             let raw = &rest[..len];
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-            let tabs = raw.iter().take_while(|&&b| b == b'\t').count();
+            // Counted in the rest of the text: its line end is no tab.
+            let tabs = leading_tabs(rest);
             // Cut at ASCII bytes, so on character boundaries.
             let content = text.get(from + tabs..from + raw.len()).unwrap_or("");
             from += len + 1;
@@ -145,6 +146,54 @@ impl<'a> Tree<'a> {
     pub(super) fn node(&self, n: usize) -> &Node<'a> {
         &self.nodes[n]
     }
+}
+
+/// Eight bytes of `bytes` from `at` as a little-endian word, if there are eight.
+#[inline(always)]
+fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+    let chunk: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(chunk))
+}
+
+/// Words of a line searched eight bytes at a time for its end before the rest is left
+/// to `memchr` (most lines of these files are shorter; a vectorised search of a short
+/// line costs more in its set-up than in its search).
+const SHORT_LINE_WORDS: usize = 4;
+
+/// Bytes before the first `'\n'` of `bytes` (all of them without one).
+#[inline]
+fn line_length(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let mut searched = 0;
+    while searched < 8 * SHORT_LINE_WORDS {
+        let Some(word) = word_at(bytes, searched) else {
+            break;
+        };
+        // A zero byte of `x` is a line end; the lowest set high bit of `found` is the
+        // first (a borrow only sets bits above a zero byte).
+        let x = word ^ (ONES * u64::from(b'\n'));
+        let found = x.wrapping_sub(ONES) & !x & (ONES << 7);
+        if found != 0 {
+            return searched + (found.trailing_zeros() / 8) as usize;
+        }
+        searched += 8;
+    }
+    let rest = &bytes[searched..];
+    searched + memchr::memchr(b'\n', rest).unwrap_or(rest.len())
+}
+
+/// Tabs at the start of `bytes`, eight bytes at a time.
+#[inline]
+fn leading_tabs(bytes: &[u8]) -> usize {
+    let mut at = 0;
+    while let Some(word) = word_at(bytes, at) {
+        let other = word ^ 0x0909_0909_0909_0909;
+        if other != 0 {
+            return at + (other.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    at + bytes[at..].iter().take_while(|&&b| b == b'\t').count()
 }
 
 /// `s` without white space around it: ASCII trimming where the ends are ASCII (every
@@ -378,7 +427,28 @@ impl<'a> Reader<'_, 'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::trim;
+    use super::{leading_tabs, line_length, trim};
+
+    proptest::proptest! {
+        /// The word-at-a-time line end and leading tabs are a byte-by-byte search's, on
+        /// texts of every length around the word and the short-line limit, with line
+        /// ends, tabs, `\r`, spaces and bytes with the high bit set anywhere.
+        #[test]
+        fn line_ends_and_tabs_are_a_byte_by_byte_search(
+            text in proptest::collection::vec(
+                proptest::sample::select(vec![b'\t', b'\n', b'\r', b' ', b'a', 0x0a ^ 0x80, 0x89, 0]),
+                0..80,
+            ),
+            tabs in 0usize..20,
+        ) {
+            let mut bytes = vec![b'\t'; tabs];
+            bytes.extend(&text);
+            let end = bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len());
+            proptest::prop_assert_eq!(line_length(&bytes), end);
+            let leading = bytes.iter().take_while(|&&b| b == b'\t').count();
+            proptest::prop_assert_eq!(leading_tabs(&bytes), leading);
+        }
+    }
 
     #[test]
     fn trimming_is_str_trim() {
