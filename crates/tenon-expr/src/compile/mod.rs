@@ -808,7 +808,9 @@ enum NodeMap {
 
 impl NodeMap {
     fn for_roots(graph: &ExprGraph, roots: usize) -> Self {
-        if graph.node_count() <= 64 * roots + 4096 {
+        // No roots (every row an instance of a template, the usual case): nothing is
+        // mapped, and an empty map allocates nothing.
+        if roots > 0 && graph.node_count() <= 64 * roots + 4096 {
             NodeMap::Dense(vec![u32::MAX; graph.node_count()])
         } else {
             NodeMap::Sparse(FxHashMap::default())
