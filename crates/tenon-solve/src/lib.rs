@@ -39,7 +39,7 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use tenon_model::{Assembly, PartKey};
 pub use tenon_system::LimitSide;
-use tenon_system::{Compiled, Scratch, StageTape, System, SystemError};
+use tenon_system::{Compiled, Scratch, System, SystemError};
 
 /// Options of a solve.
 #[derive(Debug, Clone, Copy)]
@@ -275,9 +275,9 @@ struct StageKey {
     min_columns: usize,
 }
 
-/// Stage tapes per cluster (in [`Compiled::clusters`] order), per piece of the cluster
-/// (in the solver's order), in solve order; an empty list solves the piece whole.
-type StagePlan = Vec<Vec<Vec<StageTape>>>;
+/// Per cluster (in [`Compiled::clusters`] order): its pieces, and per piece (in the
+/// solver's order) its stage tapes in solve order; an empty list solves the piece whole.
+type StagePlan = Vec<newton::ClusterPlan>;
 
 /// The stage tapes [`prepare`] cut for a compiled system, per way of cutting them (with
 /// or without motions, stage size). Owned by whoever owns the compiled system (the
@@ -313,8 +313,8 @@ impl Stages {
         let Some((_, plan)) = self.plans.iter_mut().find(|(k, _)| *k == key) else {
             return Ok(());
         };
-        for (cluster, pieces) in compiled.clusters().iter().zip(plan.iter_mut()) {
-            for piece in pieces.iter_mut() {
+        for (cluster, cut) in compiled.clusters().iter().zip(plan.iter_mut()) {
+            for piece in cut.stages.iter_mut() {
                 if piece.iter().all(|s| s.tape().is_some()) {
                     continue;
                 }
@@ -385,11 +385,12 @@ pub fn solve(
     let results: Vec<Result<newton::ClusterResult, SolveError>> = {
         let (state, params): (&[f64], &[f64]) = (state, params);
         let one = |scratch: &mut Scratch, (k, cluster): (usize, &tenon_system::ClusterTape)| {
-            let stages = plan.and_then(|p| p.get(k)).map(|s| s.as_slice());
+            let cut = plan.and_then(|p| p.get(k));
             let job = newton::ClusterJob {
                 system,
                 cluster,
-                stages,
+                stages: cut.map(|c| c.stages.as_slice()),
+                pieces: cut.map(|c| c.pieces.as_slice()),
                 tolerance: &rows,
             };
             newton::solve_cluster(&job, scratch, state, params, &weights, options)

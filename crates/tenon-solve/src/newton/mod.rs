@@ -33,7 +33,8 @@ use piece::{solve_piece, solve_staged, Equations, Room, Run, Work};
 
 /// A sub-cluster: the local tangent columns and local equation rows that the equations
 /// taking part in this solve join (a motion left out may split a compiled cluster).
-struct Part {
+#[derive(Debug, Clone)]
+pub(crate) struct Part {
     pub(super) cols: Vec<usize>,
     pub(super) rows: Vec<usize>,
     /// Limit sides on its coordinates.
@@ -110,6 +111,9 @@ pub(crate) struct ClusterJob<'a> {
     pub(crate) cluster: &'a ClusterTape,
     /// Per piece, its stages (empty: solved whole).
     pub(crate) stages: Option<&'a [Vec<StageTape>]>,
+    /// The cluster's pieces for these options, when [`prepare`](crate::prepare) split it
+    /// (else it is split here).
+    pub(crate) pieces: Option<&'a [Part]>,
     /// Per equation of the system, its tolerance (see [`crate::Tolerances`]).
     pub(crate) tolerance: &'a RowTolerances,
 }
@@ -121,13 +125,22 @@ fn used_rows(system: &System, cluster: &ClusterTape, options: SolveOptions) -> V
         .collect()
 }
 
+/// A cluster's pieces as a solve with the plan's options splits it, and each piece's
+/// stages (none: the piece is solved whole). Kept with the compiled system, so that a
+/// solve does not split the cluster again (nor does a drag at each step).
+#[derive(Debug, Clone)]
+pub(crate) struct ClusterPlan {
+    pub(crate) pieces: Vec<Part>,
+    pub(crate) stages: Vec<Vec<StageTape>>,
+}
+
 /// Cuts a cluster's pieces into stages (see [`crate::blocks`]) and compiles a tape per
 /// stage; a piece with one stage, or with joint limits, gets none.
 pub(crate) fn cut_stages(
     system: &mut System,
     cluster: &ClusterTape,
     options: SolveOptions,
-) -> Result<Vec<Vec<StageTape>>, SolveError> {
+) -> Result<ClusterPlan, SolveError> {
     let used = used_rows(system, cluster, options);
     let pattern = cluster.tangent_pattern(&used);
     let row_cols = RowLists::from_pairs(
@@ -136,8 +149,9 @@ pub(crate) fn cut_stages(
             .iter()
             .filter_map(|&(r, c)| used.get(r as usize).map(|&row| (row, c))),
     );
-    let mut plan = Vec::new();
-    for piece in split(cluster, &used) {
+    let pieces = split(cluster, &used);
+    let mut plan = Vec::with_capacity(pieces.len());
+    for piece in &pieces {
         if !piece.limits.is_empty() {
             plan.push(Vec::new());
             continue;
@@ -159,7 +173,10 @@ pub(crate) fn cut_stages(
         }
         plan.push(compile_stages(system, cluster, cut)?);
     }
-    Ok(plan)
+    Ok(ClusterPlan {
+        pieces,
+        stages: plan,
+    })
 }
 
 /// Stages `(rows, cols)` of `cluster`, each compiled into a tape of its own.
@@ -189,9 +206,15 @@ pub(crate) fn solve_cluster(
     let mut local = cluster.gather(state);
     let mut params: Cow<'_, [f64]> = Cow::Borrowed(params);
     let mut out = cluster.output();
-    let used = used_rows(system, cluster, options);
     cluster.evaluate(scratch, &local, &params, &mut out)?;
-    let pieces = split(cluster, &used);
+    let split_here;
+    let pieces = match job.pieces {
+        Some(pieces) => pieces,
+        None => {
+            split_here = split(cluster, &used_rows(system, cluster, options));
+            &split_here[..]
+        }
+    };
     let weight = local_weights(cluster, weights);
     let mut room = Room::new(cluster, &local);
     let mut reports = Vec::with_capacity(pieces.len());
@@ -486,4 +509,51 @@ fn split(cluster: &ClusterTape, used: &[usize]) -> Vec<Part> {
         }
     }
     pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pieces a plan keeps are the ones a solve with the plan's options splits the
+    /// cluster into (same columns, rows and limits, in the same order): for every JSON
+    /// fixture, every cluster, with motions taking part and without them.
+    #[test]
+    fn planned_pieces_are_the_pieces_a_solve_splits() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.retain(|p| p.extension().is_some_and(|e| e == "json"));
+        files.sort();
+        let mut pieces_seen = 0;
+        for path in &files {
+            let text = std::fs::read_to_string(path).unwrap();
+            let assembly = tenon_model::read_json(&text, None).unwrap();
+            let mut system = System::build(&assembly).unwrap();
+            let compiled = system.compile().unwrap();
+            for include_motions in [true, false] {
+                let options = SolveOptions {
+                    include_motions,
+                    ..SolveOptions::default()
+                };
+                for cluster in compiled.clusters() {
+                    let plan = cut_stages(&mut system, cluster, options).unwrap();
+                    let split = split(cluster, &used_rows(&system, cluster, options));
+                    assert_eq!(plan.pieces.len(), split.len(), "{}", path.display());
+                    assert_eq!(plan.stages.len(), split.len(), "{}", path.display());
+                    for (a, b) in plan.pieces.iter().zip(&split) {
+                        assert_eq!((&a.cols, &a.rows), (&b.cols, &b.rows));
+                        assert_eq!(a.limits, b.limits);
+                    }
+                    pieces_seen += split.len();
+                }
+            }
+        }
+        assert!(
+            files.len() >= 15 && pieces_seen >= 40,
+            "{} files, {pieces_seen} pieces",
+            files.len()
+        );
+    }
 }
