@@ -196,6 +196,23 @@ fn leading_tabs(bytes: &[u8]) -> usize {
     at + bytes[at..].iter().take_while(|&&b| b == b'\t').count()
 }
 
+/// The numbers of a line written `a.0 \tb.0 \tc.0 ` with single digits `a`, `b`, `c`:
+/// the rows of identity rotation matrices and of zero or unit positions, about two
+/// lines in three of a pose's (each is its digit, as [`scan_decimal`] reads it).
+/// `None` for any other line.
+#[inline]
+fn three_whole_digits(line: &[u8]) -> Option<[f64; 3]> {
+    let &[a, b'.', b'0', b' ', b'\t', b, b'.', b'0', b' ', b'\t', c, b'.', b'0', b' '] = line
+    else {
+        return None;
+    };
+    let digit = |d: u8| {
+        let v = d.wrapping_sub(b'0');
+        (v <= 9).then_some(f64::from(v))
+    };
+    Some([digit(a)?, digit(b)?, digit(c)?])
+}
+
 /// `s` without white space around it: ASCII trimming where the ends are ASCII (every
 /// line of these files), Unicode trimming otherwise.
 pub(super) fn trim(s: &str) -> &str {
@@ -292,6 +309,9 @@ impl<'a> Reader<'_, 'a> {
         let mut count = 0;
         let text = self.text(line_node);
         let bytes = text.as_bytes();
+        if let Some(whole) = three_whole_digits(bytes) {
+            return Ok(whole);
+        }
         // Tokens between tabs and spaces (ASCII cuts, so on character boundaries), each
         // read as its end is found ([`scan_decimal`]), or in full when it is not a
         // decimal of the fast path ([`parse_token`]).
@@ -427,7 +447,8 @@ impl<'a> Reader<'_, 'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{leading_tabs, line_length, trim};
+    use super::{leading_tabs, line_length, three_whole_digits, trim};
+    use crate::asmt::number::parse_number;
 
     proptest::proptest! {
         /// The word-at-a-time line end and leading tabs are a byte-by-byte search's, on
@@ -447,6 +468,43 @@ mod tests {
             proptest::prop_assert_eq!(line_length(&bytes), end);
             let leading = bytes.iter().take_while(|&&b| b == b'\t').count();
             proptest::prop_assert_eq!(leading_tabs(&bytes), leading);
+        }
+    }
+
+    /// The whole-digit lines are read as the general path reads them, for every three
+    /// digits; any other line (a sign, a second digit, a fraction, a missing or extra
+    /// blank, a letter) is left to it.
+    #[test]
+    fn whole_digit_lines_are_the_general_reading() {
+        for n in 0..1000 {
+            let d = [n / 100, n / 10 % 10, n % 10];
+            let line = format!("{}.0 \t{}.0 \t{}.0 ", d[0], d[1], d[2]);
+            let general: Vec<f64> = line
+                .split(['\t', ' '])
+                .filter(|s| !s.is_empty())
+                .map(|s| parse_number(s).unwrap())
+                .collect();
+            let whole = three_whole_digits(line.as_bytes()).unwrap();
+            assert_eq!(
+                whole.map(f64::to_bits).to_vec(),
+                general.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "{line:?}"
+            );
+        }
+        for line in [
+            "-1.0 \t0.0 \t0.0 ",
+            "1.0 \t0.0 \t0.0",
+            "1.0 \t0.0 \t0.0  ",
+            "1.0\t0.0 \t0.0 ",
+            "1.0 \t0.5 \t0.0 ",
+            "10.0 \t0.0 \t0.0 ",
+            "1.0 \t0.0 \ta.0 ",
+            "1.0 \t/.0 \t0.0 ",
+            "1.0 \t:.0 \t0.0 ",
+            "1.0 \t0.0 \t0.0 \t0.0 ",
+            "",
+        ] {
+            assert_eq!(three_whole_digits(line.as_bytes()), None, "{line:?}");
         }
     }
 
