@@ -156,6 +156,24 @@ impl StepMatrix {
         }
     }
 
+    /// [`Factored::rank`] of `A = J W^-1` for `jac`: what [`fill`](Self::fill) then
+    /// [`factor`](Self::factor) would give, where the matrix is dense without filling it
+    /// for steps (a rank at the final pose needs no `A^T A`).
+    pub(crate) fn rank_at(
+        &mut self,
+        jac: &TangentJacobian,
+        col_of: &[usize],
+        weight: &[f64],
+    ) -> Result<Option<usize>, SolveError> {
+        match self {
+            StepMatrix::Dense(d) => Ok(Some(d.rank_of(jac, col_of, weight))),
+            StepMatrix::Sparse(_) => {
+                self.fill(jac, col_of, weight);
+                Ok(self.factor()?.rank())
+            }
+        }
+    }
+
     /// The steps of `factor`, a regularised factorization of this matrix as it is now
     /// (from [`Steps::into_factor`]); `None` if it is of the other kind.
     pub(crate) fn steps_with(&self, factor: Factor) -> Option<Steps<'_>> {

@@ -43,12 +43,14 @@ impl DenseStep {
         DenseStep {
             rows,
             cols,
-            row_start: Vec::with_capacity(rows + 1),
-            nonzeros: Vec::with_capacity(rows * cols),
-            gram: vec![0.0; cols * cols],
+            // Sized at the first fill: a piece that is solved where it starts is never
+            // filled (its rank is taken without, `rank_of`).
+            row_start: Vec::new(),
+            nonzeros: Vec::new(),
+            gram: Vec::new(),
             column_norm: 0.0,
-            seen: Vec::with_capacity(cols),
-            listed: Vec::with_capacity(rows * cols),
+            seen: Vec::new(),
+            listed: Vec::new(),
             key: Vec::new(),
             key_columns: Vec::new(),
             slot: Vec::new(),
@@ -74,7 +76,8 @@ impl DenseStep {
             };
             entry.1 += v / weight[entry.0];
         }
-        self.gram.fill(0.0);
+        self.gram.clear();
+        self.gram.resize(cols * cols, 0.0);
         for r in 0..rows {
             let row = &self.nonzeros[self.row_start[r]..self.row_start[r + 1]];
             for (x, &(j, vj)) in row.iter().enumerate() {
@@ -106,6 +109,7 @@ impl DenseStep {
         seen.resize(cols, u32::MAX);
         let mut listed: Vec<(u32, usize)> = std::mem::take(&mut self.listed);
         listed.clear();
+        listed.reserve(jac.entries.len());
         // Each entry's place in `listed` (where it was listed, or where its column was
         // listed in its row), kept in `slot`.
         let mut place = vec![0u32; cols];
@@ -129,7 +133,9 @@ impl DenseStep {
             listed.sort_by_key(|&(r, _)| r);
         }
         self.row_start.clear();
+        self.row_start.reserve(rows + 1);
         self.nonzeros.clear();
+        self.nonzeros.reserve(listed.len());
         let mut next = 0;
         for r in 0..rows {
             self.row_start.push(self.nonzeros.len());
@@ -181,6 +187,25 @@ impl DenseStep {
     /// Numerical rank of `A` (see [`rank`]).
     pub(crate) fn rank(&self) -> usize {
         rank(&self.dense(), self.rows, self.cols)
+    }
+
+    /// [`rank`](Self::rank) of `A = J W^-1` made from `jac` as [`fill`](Self::fill)
+    /// makes it (the same sums, in the same order), without filling this matrix: no row
+    /// lists and no `A^T A`, which only a step needs (the rank at a final pose).
+    pub(crate) fn rank_of(&self, jac: &TangentJacobian, col_of: &[usize], weight: &[f64]) -> usize {
+        let (rows, cols) = (self.rows, self.cols);
+        let mut a = vec![0.0; rows * cols];
+        for &(r, c, v) in &jac.entries {
+            let Some(&j) = col_of.get(c as usize) else {
+                continue;
+            };
+            if j < cols && (r as usize) < rows {
+                if let Some(cell) = a.get_mut(j * rows + r as usize) {
+                    *cell += v / weight[j];
+                }
+            }
+        }
+        rank(&a, rows, cols)
     }
 
     /// As many rows of `A` as its rank, independent: the pivots of a QR with column
@@ -238,7 +263,11 @@ impl DenseStep {
         let mut mu = mu.max(1e-300);
         let mut l = vec![0.0; n * n];
         for _ in 0..8 {
-            l.copy_from_slice(&self.gram);
+            // (A matrix never filled is all zeros.)
+            match self.gram.len() == l.len() {
+                true => l.copy_from_slice(&self.gram),
+                false => l.fill(0.0),
+            }
             for k in 0..n {
                 l[k * n + k] += mu;
             }
@@ -622,6 +651,87 @@ mod tests {
             let shuffled = nalgebra::DMatrix::from_fn(rows, cols, |i, j| m[(order[i], j)]);
             assert_eq!(pivoted_rank(shuffled.as_slice(), rows, cols), pivots);
         }
+    }
+
+    /// The rank taken without a fill ([`DenseStep::rank_of`]) is a fill's, from the same
+    /// matrix to the bit: over Jacobians that come row by row (as a tangent Jacobian
+    /// does) with the rows out of order, a position listed twice in its row (summed),
+    /// entries of columns outside the piece or past its rows (ignored), dependent rows
+    /// or dependent columns, and on a matrix filled before for another Jacobian.
+    #[test]
+    fn a_rank_without_a_fill_is_the_fills() {
+        let value =
+            |k: usize| ((k as f64 * 0.731).sin() * 4.0 * 1024.0).round() / 1024.0 + 1e-3 * k as f64;
+        let (rows, cols) = (7, 5);
+        // Jacobian columns 0..7 go to piece columns by `col_of` (5 and 6 are outside).
+        let col_of = [3, 0, 4, 1, 2, usize::MAX, 9];
+        let weights = [2.0, 0.5, 1.0, 3.0, 0.25];
+        let mut entries = Vec::new();
+        // Row 5 is row 6 again (dependent rows); rows 7 and 9 are past the piece's.
+        for (k, r) in [3u32, 0, 1, 2, 4, 6, 5, 7, 9].into_iter().enumerate() {
+            let k = if r == 5 { k - 1 } else { k };
+            for c in 0..7u32 {
+                if (k + c as usize) % 3 != 1 {
+                    entries.push((r, c, value(k * 7 + c as usize)));
+                }
+            }
+            if r == 1 {
+                entries.push((1, 3, 0.125));
+            }
+        }
+        let jac = TangentJacobian {
+            rows,
+            columns: 7,
+            entries,
+        };
+        let mut other = jac.clone();
+        other.entries.retain(|e| e.1 != 2);
+        for first in [None, Some(&other)] {
+            let mut step = DenseStep::new(rows, cols);
+            if let Some(j) = first {
+                step.fill(j, &col_of, &weights);
+            }
+            let without = step.rank_of(&jac, &col_of, &weights);
+            step.fill(&jac, &col_of, &weights);
+            assert_eq!(without, step.rank());
+            let mut a = vec![0.0; rows * cols];
+            for &(r, c, v) in &jac.entries {
+                if let Some(&j) = col_of.get(c as usize).filter(|&&j| j < cols) {
+                    if (r as usize) < rows {
+                        a[j * rows + r as usize] += v / weights[j];
+                    }
+                }
+            }
+            let filled: Vec<u64> = step.dense().iter().map(|x| x.to_bits()).collect();
+            assert_eq!(filled, a.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+            let m = nalgebra::DMatrix::from_column_slice(rows, cols, &a);
+            assert_eq!(without, m.rank(1e-9));
+        }
+        // Dependent columns: piece column 4 is column 2 scaled (rank 4 of 5).
+        let mut entries = Vec::new();
+        for r in 0..6u32 {
+            for c in 0..4u32 {
+                entries.push((r, c, value((r * 4 + c) as usize)));
+            }
+            let v = entries
+                .iter()
+                .rev()
+                .take(4)
+                .find(|e| e.1 == 2)
+                .map_or(0.0, |e| e.2);
+            entries.push((r, 4, 2.0 * v));
+        }
+        let jac = TangentJacobian {
+            rows: 6,
+            columns: 5,
+            entries,
+        };
+        let col_of = [0, 1, 2, 3, 4];
+        let mut step = DenseStep::new(6, 5);
+        let without = step.rank_of(&jac, &col_of, &[1.0; 5]);
+        step.fill(&jac, &col_of, &[1.0; 5]);
+        assert_eq!((without, step.rank()), (4, 4));
+        {}
     }
 
     /// `a` as a step's Jacobian, every entry listed, filled into a [`DenseStep`] with

@@ -485,6 +485,15 @@ fn solve_piece_in(
         if done && finite && !(active.is_empty() && matrix.gives_rank()) {
             return report_done(None);
         }
+        // Done: the rank alone is wanted, not a step (with limits that bind, the rank
+        // is the equations' with them, which `report_done` takes).
+        if done && finite {
+            let dense_rank = match active.is_empty() {
+                true => matrix.rank_at(&jac, col_of, &piece_weight)?,
+                false => None,
+            };
+            return report_done(dense_rank);
+        }
         let factored = if finite {
             matrix.fill(&jac, col_of, &piece_weight);
             matrix.factor().ok()
@@ -934,8 +943,7 @@ fn equation_rank(
         return Ok(sparse_rank(&jac, at.col_of, at.weight));
     }
     let mut matrix = StepMatrix::new(piece.rows.len(), piece.cols.len(), options.dense_columns);
-    matrix.fill(&jac, at.col_of, at.weight);
-    Ok(matrix.factor()?.rank())
+    matrix.rank_at(&jac, at.col_of, at.weight)
 }
 
 /// The rank of a large piece's weighted Jacobian `jac` (columns mapped by `col_of`) by
