@@ -452,6 +452,7 @@ impl PseudoInverse {
 
 /// `a . b` over their common length, in four running sums (so the compiler can keep
 /// them in one vector register; one sum in order cannot be vectorised).
+#[inline(always)]
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
@@ -479,6 +480,28 @@ pub(crate) fn rank(m: &[f64], rows: usize, cols: usize) -> usize {
 /// `R` stays above [`RANK_TOLERANCE`] times the first: as many as the numerical rank,
 /// and independent (each taken as the one with most left outside those before it).
 pub(crate) fn pivoted_rank(m: &[f64], rows: usize, cols: usize) -> Vec<usize> {
+    // Compiled again for the best vector instructions the CPU has, chosen when the
+    // program runs. The arithmetic is the same to the bit either way: no operation is
+    // fused or reordered (Rust contracts no multiply-add), only the same lane-wise
+    // operations are done wider.
+    struct Rank<'m> {
+        m: &'m [f64],
+        rows: usize,
+        cols: usize,
+    }
+    impl pulp::WithSimd for Rank<'_> {
+        type Output = Vec<usize>;
+        #[inline(always)]
+        fn with_simd<S: pulp::Simd>(self, _simd: S) -> Vec<usize> {
+            pivoted_rank_scalar(self.m, self.rows, self.cols)
+        }
+    }
+    pulp::Arch::new().dispatch(Rank { m, rows, cols })
+}
+
+/// [`pivoted_rank`]'s work, inlined into each of its compilations.
+#[inline(always)]
+fn pivoted_rank_scalar(m: &[f64], rows: usize, cols: usize) -> Vec<usize> {
     let mut a = m.to_vec();
     let mut order: Vec<usize> = (0..cols).collect();
     // What is left of each column below the rows done, squared: downdated after each
