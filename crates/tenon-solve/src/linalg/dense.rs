@@ -683,7 +683,7 @@ mod tests {
     fn the_dispatched_rank_is_the_baseline_rank() {
         for (rows, cols, salt) in [(21, 18, 0.3), (7, 12, 1.1), (30, 30, 2.7), (5, 3, 0.9)] {
             let mut m: Vec<f64> = (0..rows * cols)
-                .map(|k| ((k as f64 * salt).sin() * 10f64.powi((k % 7) as i32 - 3)))
+                .map(|k| (k as f64 * salt).sin() * 10f64.powi((k % 7) as i32 - 3))
                 .collect();
             // A column repeated (a tie), a row twice the first, a zero column.
             m.copy_within(0..rows, rows);
