@@ -296,11 +296,6 @@ pub struct Decomposition {
 pub fn dulmage_mendelsohn(g: &Incidence) -> Decomposition {
     let m = maximum_matching(g);
     let (n_rows, n_cols) = (g.rows(), g.columns);
-    // Columns' rows (transpose of the adjacency).
-    let col_rows = RowLists::from_pairs(
-        n_cols,
-        (0..n_rows).flat_map(|r| g.row(r).iter().map(move |&c| (c as usize, r as u32))),
-    );
     // Over-determined: alternate from unmatched rows.
     let mut row_over = vec![false; n_rows];
     let mut col_over = vec![false; n_cols];
@@ -323,6 +318,25 @@ pub fn dulmage_mendelsohn(g: &Incidence) -> Decomposition {
             }
         }
     }
+    // Everything over-determined (a loop of redundant joints, such as a planar
+    // four-bar's): no column is reached from an unmatched one, as that would make an
+    // augmenting path, so the rest of the decomposition is empty.
+    if row_over.iter().all(|&f| f) && col_over.iter().all(|&f| f) {
+        return Decomposition {
+            over: Subset {
+                rows: (0..n_rows as u32).collect(),
+                columns: (0..n_cols as u32).collect(),
+            },
+            under: Subset::default(),
+            blocks: Vec::new(),
+            matching: m,
+        };
+    }
+    // Columns' rows (transpose of the adjacency).
+    let col_rows = RowLists::from_pairs(
+        n_cols,
+        (0..n_rows).flat_map(|r| g.row(r).iter().map(move |&c| (c as usize, r as u32))),
+    );
     // Under-determined: alternate from unmatched columns.
     let mut row_under = vec![false; n_rows];
     let mut col_under = vec![false; n_cols];
@@ -441,6 +455,68 @@ mod tests {
         let copied = Incidence::from_rows(5, ascending.iter().copied());
         assert_eq!(copied, inc(5, &[&[0, 2, 7], &[1], &[]]));
         assert_eq!(copied.row(0), &[0, 2]);
+    }
+
+    proptest::proptest! {
+        /// The three parts partition the rows and the columns, and the under-determined
+        /// part is what an alternating search from the unmatched columns reaches (done
+        /// here on its own): also where everything is over-determined and the search is
+        /// skipped (an unmatched column reached from an unmatched row would make an
+        /// augmenting path).
+        #[test]
+        fn the_parts_partition_and_the_under_part_is_the_search_from_unmatched_columns(
+            rows in proptest::collection::vec(proptest::collection::vec(0u32..8, 0..4), 1..14),
+            cols in 1usize..8,
+        ) {
+            let refs: Vec<&[u32]> = rows.iter().map(Vec::as_slice).collect();
+            let g = inc(cols, &refs);
+            let d = dulmage_mendelsohn(&g);
+            let (n_rows, n_cols) = (g.rows(), g.columns());
+            // Rows and columns each in exactly one part.
+            let mut row_parts = vec![0; n_rows];
+            let mut col_parts = vec![0; n_cols];
+            let parts = std::iter::once(&d.over).chain(std::iter::once(&d.under)).chain(&d.blocks);
+            for part in parts {
+                part.rows.iter().for_each(|&r| row_parts[r as usize] += 1);
+                part.columns.iter().for_each(|&c| col_parts[c as usize] += 1);
+            }
+            proptest::prop_assert!(row_parts.iter().all(|&n| n == 1), "{row_parts:?}");
+            proptest::prop_assert!(col_parts.iter().all(|&n| n == 1), "{col_parts:?}");
+            // The under-determined part by its own search.
+            let (mut row_under, mut col_under) = (vec![false; n_rows], vec![false; n_cols]);
+            let mut stack: Vec<u32> = (0..n_cols as u32)
+                .filter(|&c| d.matching.column_mate[c as usize].is_none())
+                .collect();
+            stack.iter().for_each(|&c| col_under[c as usize] = true);
+            while let Some(c) = stack.pop() {
+                for r in (0..n_rows).filter(|&r| g.row(r).contains(&c)) {
+                    if !row_under[r] {
+                        row_under[r] = true;
+                        if let Some(next) = d.matching.row_mate[r] {
+                            if !col_under[next as usize] {
+                                col_under[next as usize] = true;
+                                stack.push(next);
+                            }
+                        }
+                    }
+                }
+            }
+            let listed = |flags: &[bool]| -> Vec<u32> {
+                (0..flags.len() as u32).filter(|&k| flags[k as usize]).collect()
+            };
+            proptest::prop_assert_eq!(&d.under.rows, &listed(&row_under));
+            proptest::prop_assert_eq!(&d.under.columns, &listed(&col_under));
+        }
+    }
+
+    /// A planar four-bar's rows in 3D, structurally: more equations than unknowns in
+    /// one loop, every row and column over-determined, nothing else.
+    #[test]
+    fn a_loop_with_more_equations_than_unknowns_is_over_determined_whole() {
+        let d = dulmage_mendelsohn(&inc(3, &[&[0, 1], &[1, 2], &[2, 0], &[0, 2]]));
+        assert_eq!(d.over.rows, vec![0, 1, 2, 3]);
+        assert_eq!(d.over.columns, vec![0, 1, 2]);
+        assert!(d.under.rows.is_empty() && d.under.columns.is_empty() && d.blocks.is_empty());
     }
 
     #[test]
