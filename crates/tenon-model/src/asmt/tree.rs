@@ -197,9 +197,9 @@ fn leading_tabs(bytes: &[u8]) -> usize {
 }
 
 /// The numbers of a line written `a.0 \tb.0 \tc.0 ` with single digits `a`, `b`, `c`:
-/// the rows of identity rotation matrices and of zero or unit positions, about two
-/// lines in three of a pose's (each is its digit, as [`scan_decimal`] reads it).
-/// `None` for any other line.
+/// the rows of identity rotation matrices and of zero or unit positions, more than
+/// half the three-number lines of the corpus (each is its digit, as [`scan_decimal`]
+/// reads it). `None` for any other line.
 #[inline]
 fn three_whole_digits(line: &[u8]) -> Option<[f64; 3]> {
     let &[a, b'.', b'0', b' ', b'\t', b, b'.', b'0', b' ', b'\t', c, b'.', b'0', b' '] = line
