@@ -479,20 +479,17 @@ fn solve_piece_in(
             })
         };
         let finite = linalg::all_finite(jac.entries.iter().map(|e| &e.2));
-        // At the final pose the matrix would be filled for its rank alone: not where it
-        // gives none. A 10,000-part ladder's solve filled its 60,000 columns four times,
-        // the last for nothing.
-        if done && finite && !(active.is_empty() && matrix.gives_rank()) {
-            return report_done(None);
-        }
-        // Done: the rank alone is wanted, not a step (with limits that bind, the rank
-        // is the equations' with them, which `report_done` takes).
+        // Done: the rank alone is wanted, not a step. The step matrix gives it where it
+        // can (a dense one straight from the Jacobian, without a fill: `rank_at`); where
+        // it gives none, it is not filled for nothing (a 10,000-part ladder's solve had
+        // filled its 60,000 columns four times, the last for nothing); with limits that
+        // bind, the rank is the equations' with them, which `report_done` takes.
         if done && finite {
-            let dense_rank = match active.is_empty() {
+            let step_rank = match active.is_empty() && matrix.gives_rank() {
                 true => matrix.rank_at(&jac, col_of, &piece_weight)?,
                 false => None,
             };
-            return report_done(dense_rank);
+            return report_done(step_rank);
         }
         let factored = if finite {
             matrix.fill(&jac, col_of, &piece_weight);
@@ -506,9 +503,6 @@ fn solve_piece_in(
             }
             return Ok(stuck(out));
         };
-        if done {
-            return report_done(factored.rank());
-        }
         iterations += 1;
         let smax = factored.scale();
         let first = *first_residual.get_or_insert(residual);
