@@ -74,6 +74,47 @@ pub struct ExprGraph {
     pub(crate) compile_scratch: crate::compile::CompileScratch,
 }
 
+thread_local! {
+    /// The scratch of the last graph dropped on this thread, for the next graph made on
+    /// it: a host that rebuilds its assembly (and a build's own short-lived graphs) then
+    /// fills lists that already have room instead of allocating some forty of them.
+    /// Only small scratch is kept (see [`ShapeScratch::is_small`](crate::shape::ShapeScratch)
+    /// and `CompileScratch`'s cap).
+    static KEPT_SCRATCH: std::cell::RefCell<
+        Option<(crate::shape::ShapeScratch, crate::compile::CompileScratch)>,
+    > = const { std::cell::RefCell::new(None) };
+}
+
+/// The scratch a graph dropped on this thread left, if any.
+fn take_kept_scratch() -> Option<(crate::shape::ShapeScratch, crate::compile::CompileScratch)> {
+    KEPT_SCRATCH
+        .try_with(|kept| kept.try_borrow_mut().ok().and_then(|mut k| k.take()))
+        .ok()
+        .flatten()
+}
+
+/// A dropped graph leaves its scratch (emptied, when small) to the next graph made on
+/// its thread. The scratch holds nothing between compiles that a compile reads: a shape
+/// walk reads only the positions its own stamp wrote, and a compile starts its lists
+/// empty, so a graph's tapes are the same whichever scratch it started with.
+impl Drop for ExprGraph {
+    fn drop(&mut self) {
+        let shape = std::mem::take(&mut self.shape_scratch);
+        let compile = std::mem::take(&mut self.compile_scratch);
+        if !shape.is_small() || !compile.is_empty() {
+            return;
+        }
+        // A thread being torn down, or a scratch already kept, leaves this one to drop.
+        let _ = KEPT_SCRATCH.try_with(|kept| {
+            if let Ok(mut kept) = kept.try_borrow_mut() {
+                if kept.is_none() {
+                    *kept = Some((shape, compile));
+                }
+            }
+        });
+    }
+}
+
 impl Default for ExprGraph {
     fn default() -> Self {
         Self::new()
@@ -168,6 +209,10 @@ impl ExprGraph {
             templates: Default::default(),
             compile_scratch: Default::default(),
         };
+        if let Some((shape, compile)) = take_kept_scratch() {
+            g.shape_scratch = shape;
+            g.compile_scratch = compile;
+        }
         g.zero = g.intern(Node::Const(ConstBits::of(0.0)));
         g.one = g.intern(Node::Const(ConstBits::of(1.0)));
         g

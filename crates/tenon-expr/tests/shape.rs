@@ -251,3 +251,31 @@ fn batched_instances_compute_what_their_copies_do() {
         assert_eq!(entry, j.len());
     }
 }
+
+/// A graph made on a thread where another was dropped takes the dropped one's scratch
+/// (its walk positions and lists): its tapes are those of a graph that took none, to
+/// the bit. Built three times in turns with graphs of other sizes in between (a larger
+/// graph's leftover positions, a smaller one's), on a fresh thread for the first.
+#[test]
+fn a_graph_after_a_dropped_one_compiles_the_same_tape() {
+    let tape_of = |parts: usize| {
+        let mut s = assembly_shaped(parts);
+        let groups: Vec<u32> = (0..s.outputs.len()).map(|k| (k / 5) as u32).collect();
+        let columns = LocalColumns::new(&s.columns).unwrap();
+        let tape = s
+            .graph
+            .compile_local_by_shape_in(&s.outputs, &groups, &columns)
+            .unwrap();
+        let (r, j) = run(&tape, &s.values, &[]);
+        (tape.pattern().clone(), r, j)
+    };
+    let first = std::thread::spawn(move || tape_of(12)).join().unwrap();
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for other in [40, 3, 12, 60] {
+        let _ = tape_of(other);
+        let again = tape_of(12);
+        assert_eq!(again.0, first.0);
+        assert_eq!(bits(&again.1), bits(&first.1));
+        assert_eq!(bits(&again.2), bits(&first.2));
+    }
+}

@@ -37,7 +37,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::compile::{CompiledParts, Form, LocalColumns};
 use crate::error::ExprError;
 use crate::graph::ExprGraph;
-use crate::node::{ExprId, Node, ParamId, VarId};
+use crate::node::{Binary, ExprId, Node, ParamId, Unary, VarId};
 use crate::tape::{narrow_copy, Code, JacobianPattern, Op, Stream};
 
 mod walk;
@@ -66,7 +66,9 @@ fn is_literal(bits: u64) -> bool {
 /// file's build).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct ShapeKey {
-    nodes: Vec<Node>,
+    /// The nodes, each packed into one word ([`pack`]): keys are compared as lists of
+    /// words, which the library compares as bytes.
+    nodes: Vec<u64>,
     roots: Vec<u32>,
     /// Whether the template holds the Jacobian with respect to its unknowns (else values
     /// only).
@@ -85,7 +87,7 @@ impl std::hash::Hash for ShapeKey {
 impl ShapeKey {
     /// Sets the hash from the nodes, roots and `jacobian` (after they are all set).
     fn seal(&mut self) {
-        let nodes = self.nodes.iter().fold(0, |h, &n| mix(h, node_word(n)));
+        let nodes = self.nodes.iter().fold(0, |h, &w| mix(h, w));
         self.seal_with(nodes);
     }
 
@@ -106,21 +108,106 @@ fn mix(h: u64, word: u64) -> u64 {
     (h.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
 }
 
-/// A shape node as one word for the hash (distinct nodes may share a word: keys are
-/// compared whole when their hashes agree).
+/// Bits of a packed shape node's tag (the top three).
+const TAG_SHIFT: u32 = 61;
+/// A literal constant's low bits, zero for every literal (small integers and halves use
+/// the top dozen bits of the mantissa at most), so the packed word keeps the rest.
+const LITERAL_LOW_BITS: u32 = 40;
+/// Bits of each operand position of a packed binary node (a group of more nodes than
+/// this counts to is not shaped, and compiles the usual way).
+const OPERAND_BITS: u32 = 27;
+/// Bits of the operand position of a packed integer power.
+const POWI_OPERAND_BITS: u32 = 29;
+
+/// A shape node packed into one word without loss: its tag in the top three bits, then
+/// its operation and operands (positions in the shape), leaf number or literal value.
+/// `None` for a node no word holds: a spline, or an operand past [`OPERAND_BITS`]
+/// (positions that far into one group), or a constant that is not a literal. The word is
+/// also what the shape's hash mixes in.
 #[inline(always)]
-fn node_word(node: Node) -> u64 {
-    let id = |e: ExprId| u64::from(e.0);
-    match node {
-        Node::Const(bits) => bits.bits(),
-        Node::Var(v) => 1 << 60 | u64::from(v.0),
-        Node::Param(p) => 2 << 60 | u64::from(p.0),
-        Node::Unary(op, a) => 3 << 60 | (op as u64) << 40 | id(a),
-        Node::Binary(op, a, b) => 4 << 60 | (op as u64) << 52 | id(a) << 26 ^ id(b),
-        Node::Powi(a, k) => 5 << 60 | u64::from(k as u32) << 26 ^ id(a),
-        Node::Spline(_, u, order) => 6 << 60 | u64::from(order) << 40 | id(u),
-    }
+fn pack(node: Node) -> Option<u64> {
+    let fits = |e: ExprId, bits: u32| (u64::from(e.0) >> bits == 0).then_some(u64::from(e.0));
+    let tag = |t: u64| t << TAG_SHIFT;
+    Some(match node {
+        Node::Const(bits) => {
+            let bits = bits.bits();
+            if !is_literal(bits) || bits & ((1 << LITERAL_LOW_BITS) - 1) != 0 {
+                return None;
+            }
+            tag(0) | bits >> LITERAL_LOW_BITS
+        }
+        Node::Var(v) => tag(1) | u64::from(v.0),
+        Node::Param(p) => tag(2) | u64::from(p.0),
+        Node::Unary(op, a) => tag(3) | (op as u64) << 32 | u64::from(a.0),
+        Node::Binary(op, a, b) => {
+            tag(4)
+                | (op as u64) << (2 * OPERAND_BITS)
+                | fits(a, OPERAND_BITS)? << OPERAND_BITS
+                | fits(b, OPERAND_BITS)?
+        }
+        Node::Powi(a, k) => {
+            tag(5) | u64::from(k as u32) << POWI_OPERAND_BITS | fits(a, POWI_OPERAND_BITS)?
+        }
+        Node::Spline(..) => return None,
+    })
 }
+
+/// The node [`pack`] made `word` from (a word it does not make, which no key holds, as
+/// the constant 0).
+fn unpack(word: u64) -> Node {
+    unpack_checked(word).unwrap_or(Node::Const(crate::node::ConstBits::of(0.0)))
+}
+
+/// [`unpack`], `None` for a word [`pack`] does not make.
+fn unpack_checked(word: u64) -> Option<Node> {
+    let low = |bits: u32| word & ((1 << bits) - 1);
+    let id = |x: u64| ExprId(x as u32);
+    Some(match word >> TAG_SHIFT {
+        0 => Node::Const(crate::node::ConstBits::of(f64::from_bits(
+            low(TAG_SHIFT) << LITERAL_LOW_BITS,
+        ))),
+        1 => Node::Var(VarId(low(32) as u32)),
+        2 => Node::Param(ParamId(low(32) as u32)),
+        3 => Node::Unary(*UNARY.get(low(TAG_SHIFT) as usize >> 32)?, id(low(32))),
+        4 => Node::Binary(
+            *BINARY.get((low(TAG_SHIFT) >> (2 * OPERAND_BITS)) as usize)?,
+            id(low(2 * OPERAND_BITS) >> OPERAND_BITS),
+            id(low(OPERAND_BITS)),
+        ),
+        5 => Node::Powi(
+            id(low(POWI_OPERAND_BITS)),
+            (low(TAG_SHIFT) >> POWI_OPERAND_BITS) as u32 as i32,
+        ),
+        _ => return None,
+    })
+}
+
+/// Every unary operation, at its number (`op as u64`).
+const UNARY: [Unary; 11] = [
+    Unary::Neg,
+    Unary::Sqrt,
+    Unary::Sin,
+    Unary::Cos,
+    Unary::Tan,
+    Unary::Asin,
+    Unary::Acos,
+    Unary::Exp,
+    Unary::Ln,
+    Unary::Abs,
+    Unary::Sign,
+];
+
+/// Every binary operation, at its number (`op as u64`).
+const BINARY: [Binary; 8] = [
+    Binary::Add,
+    Binary::Sub,
+    Binary::Mul,
+    Binary::Div,
+    Binary::Pow,
+    Binary::Atan2,
+    Binary::Min,
+    Binary::Max,
+];
 
 /// A group's own leaves, in the order its shape numbers them; also the leaves of many
 /// groups end to end (a compile's instances hold ranges of one such list).
@@ -141,6 +228,11 @@ pub(crate) struct LeafRanges {
 }
 
 impl Leaves {
+    /// Whether it holds no leaves.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.vars.is_empty() && self.params.is_empty() && self.consts.is_empty()
+    }
+
     pub(crate) fn clear(&mut self) {
         self.vars.clear();
         self.params.clear();
@@ -292,6 +384,24 @@ pub(crate) struct ShapeScratch {
     nodes_hash: Option<u64>,
 }
 
+impl ShapeScratch {
+    /// Whether its room is small enough to keep for another graph (see
+    /// [`KEPT_SHAPE_SCRATCH`]): a large build's per-node list is let go with its graph.
+    pub(crate) fn is_small(&self) -> bool {
+        let bytes = self.seen.capacity() * 8
+            + self.key.nodes.capacity() * 8
+            + self.key.roots.capacity() * 4
+            + self.leaves.capacity_bytes()
+            + self.stack.capacity() * std::mem::size_of::<(ExprId, bool)>();
+        bytes <= KEPT_SHAPE_SCRATCH
+    }
+}
+
+/// Most bytes of room a [`ShapeScratch`] may hold to be kept for the next graph on its
+/// thread (its per-node list takes 8 bytes a node: 32,768 nodes, a build of some five
+/// hundred parts).
+const KEPT_SHAPE_SCRATCH: usize = 256 << 10;
+
 /// Templates a graph uses, by shape (each also in the process-wide [`SHARED`] cache
 /// while it has room).
 #[derive(Clone, Debug, Default)]
@@ -418,7 +528,8 @@ fn compile_template(key: &ShapeKey, leaves: &Leaves) -> Result<Template, ExprErr
         .collect();
     let mut ids: Vec<ExprId> = Vec::with_capacity(key.nodes.len());
     let id = |ids: &[ExprId], e: ExprId| ids.get(e.index()).copied().unwrap_or(ExprId(0));
-    for &node in &key.nodes {
+    for &word in &key.nodes {
+        let node = unpack(word);
         let e = match node {
             Node::Var(v) => g.var(vars[v.index()]),
             Node::Param(p) if p.0 & CONSTANT_LEAF != 0 => {
@@ -504,6 +615,75 @@ impl InstanceMap<'_> {
                 (Op::LoadConst, const_index(bits))
             }
             _ => (op, index),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::ConstBits;
+
+    /// Every node a shape holds packs into a word that unpacks to it, distinct nodes into
+    /// distinct words; what no word holds (a spline, a constant that is no literal, an
+    /// operand past the bits) does not pack.
+    #[test]
+    fn shape_nodes_pack_into_words_without_loss() {
+        let limit = ExprId((1 << OPERAND_BITS) - 1);
+        let powi_limit = ExprId((1 << POWI_OPERAND_BITS) - 1);
+        let mut nodes = Vec::new();
+        for v in [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 3.0, -7.0, 16.0, -16.0] {
+            nodes.push(Node::Const(ConstBits::of(v)));
+        }
+        for k in [0, 1, 17, u32::MAX >> 1, u32::MAX] {
+            nodes.push(Node::Var(VarId(k)));
+            nodes.push(Node::Param(ParamId(k)));
+            nodes.push(Node::Param(ParamId(CONSTANT_LEAF | (k & !CONSTANT_LEAF))));
+        }
+        for op in UNARY {
+            for a in [ExprId(0), ExprId(5), ExprId(u32::MAX)] {
+                nodes.push(Node::Unary(op, a));
+            }
+        }
+        for op in BINARY {
+            for (a, b) in [(0, 0), (1, 0), (0, 1), (3, 9), (limit.0, 0), (0, limit.0)] {
+                nodes.push(Node::Binary(op, ExprId(a), ExprId(b)));
+            }
+            nodes.push(Node::Binary(op, limit, limit));
+        }
+        for k in [i32::MIN, -3, -1, 0, 1, 2, 7, i32::MAX] {
+            for a in [ExprId(0), ExprId(11), powi_limit] {
+                nodes.push(Node::Powi(a, k));
+            }
+        }
+        let words: Vec<u64> = nodes
+            .iter()
+            .map(|&n| pack(n).unwrap_or_else(|| panic!("{n:?} does not pack")))
+            .collect();
+        for (&n, &w) in nodes.iter().zip(&words) {
+            assert_eq!(unpack_checked(w), Some(n), "{n:?}");
+            assert_eq!(unpack(w), n);
+        }
+        let distinct_nodes: std::collections::HashSet<Node> = nodes.iter().copied().collect();
+        let distinct_words: std::collections::HashSet<u64> = words.iter().copied().collect();
+        assert_eq!(distinct_words.len(), distinct_nodes.len());
+        let past = ExprId(1 << OPERAND_BITS);
+        for n in [
+            Node::Const(ConstBits::of(0.3)),
+            Node::Const(ConstBits::of(17.0)),
+            Node::Binary(Binary::Add, past, ExprId(0)),
+            Node::Binary(Binary::Mul, ExprId(0), past),
+            Node::Powi(ExprId(1 << POWI_OPERAND_BITS), 2),
+            Node::Spline(crate::node::SplineId(0), ExprId(0), 0),
+        ] {
+            assert_eq!(pack(n), None, "{n:?}");
+        }
+        // Every operation's number is its place in the tables.
+        for (k, op) in UNARY.iter().enumerate() {
+            assert_eq!(*op as usize, k);
+        }
+        for (k, op) in BINARY.iter().enumerate() {
+            assert_eq!(*op as usize, k);
         }
     }
 }

@@ -11,7 +11,7 @@
 //! `ShapeKey::seal` works out from the list of nodes, so a key's hash
 //! does not depend on which walk made it.
 
-use super::{is_literal, mix, node_word, Leaves, ShapeScratch, CONSTANT_LEAF, GROUP_ROOM};
+use super::{is_literal, mix, pack, Leaves, ShapeScratch, CONSTANT_LEAF, GROUP_ROOM};
 use crate::graph::ExprGraph;
 use crate::node::{ExprId, Node, ParamId, VarId};
 
@@ -22,8 +22,9 @@ const WALK_DEPTH: u32 = 256;
 
 /// Why a recursive walk stopped.
 enum Deep {
-    /// The group holds a spline (it cannot be shaped).
-    Spline,
+    /// The group cannot be shaped: it holds a spline, or is too large for its nodes'
+    /// words (see `pack`).
+    Unshapeable,
     /// The group is deeper than [`WALK_DEPTH`].
     TooDeep,
 }
@@ -34,7 +35,7 @@ struct Walk<'w> {
     graph: &'w ExprGraph,
     seen: &'w mut [(u32, u32)],
     stamp: u32,
-    nodes: &'w mut Vec<Node>,
+    nodes: &'w mut Vec<u64>,
     /// The nodes' part of the shape hash so far (see [`ShapeKey::seal_with`](super::ShapeKey::seal_with)).
     hash: u64,
     leaves: &'w mut Leaves,
@@ -75,14 +76,15 @@ impl Walk<'_> {
                 Node::Binary(op, ExprId(a), ExprId(b))
             }
             Node::Powi(a, k) => Node::Powi(ExprId(self.visit(a, depth + 1)?), k),
-            Node::Spline(..) => return Err(Deep::Spline),
+            Node::Spline(..) => return Err(Deep::Unshapeable),
         };
+        let word = pack(shaped).ok_or(Deep::Unshapeable)?;
         let k = self.nodes.len() as u32;
         if let Some(s) = self.seen.get_mut(n.index()) {
             *s = (self.stamp, k);
         }
-        self.nodes.push(shaped);
-        self.hash = mix(self.hash, node_word(shaped));
+        self.nodes.push(word);
+        self.hash = mix(self.hash, word);
         Ok(k)
     }
 }
@@ -112,7 +114,7 @@ impl ExprGraph {
         for &root in roots {
             match walk.visit(root, 0) {
                 Ok(k) => key.roots.push(k),
-                Err(Deep::Spline) => return false,
+                Err(Deep::Unshapeable) => return false,
                 Err(Deep::TooDeep) => return self.walk_shape_with_stack(roots, scratch),
             }
         }
@@ -210,10 +212,13 @@ impl ExprGraph {
                     Node::Powi(a, k) => Node::Powi(local(a), k),
                     Node::Spline(..) => return false,
                 };
+                let Some(word) = pack(shaped) else {
+                    return false;
+                };
                 if let Some(s) = seen.get_mut(n.index()) {
                     *s = (stamp, nodes.len() as u32);
                 }
-                nodes.push(shaped);
+                nodes.push(word);
             }
             key.roots.push(position(seen, root).unwrap_or(0));
         }
