@@ -180,6 +180,13 @@ fn malformed_asmt_names_the_line() {
             line_of("\t\t\t\t\t2.0d*pi*time"),
             "'RotationZ' formula: 'dpi' is not a name OndselSolver's formulas know (time, pi, abs, asin, arcsin, arctan, sin, cos, rampstep, piecewise) (character 6: '2.0d*dpi*time')",
         ),
+        // A formula that reads but has no finite value at t = 0: named at its own line
+        // (the assembly checks the value, the reader names the place).
+        (
+            own.replacen("\t\t\t\t\t2.0d*pi*time", "\t\t\t\t\t2.0d*pi/time", 1),
+            line_of("\t\t\t\t\t2.0d*pi*time"),
+            "'RotationZ' formula: not a finite number",
+        ),
         (
             own.replacen("/Assembly1/Joint1\n", "/Assembly1/Joint9\n", 1),
             line_of("/Assembly1/Joint1"),

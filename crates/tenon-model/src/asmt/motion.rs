@@ -164,30 +164,59 @@ impl<'a> Reader<'_, 'a> {
         let formula = self.value_of(m, key)?;
         // OndselSolver's RotationZ / TranslationZ move marker J relative to marker I; the
         // spec's coordinates are marker i's from marker j: the value changes sign.
+        // The formula's value is checked once, by the assembly as it takes the motion
+        // (at t = 0, in radians, as `formula` checks it); only when that fails is the
+        // formula checked here again, so that its own error names its line.
         let value = match parse_number(formula) {
             Some(x) => Scalar::Number(-x),
-            None => Scalar::Expr(format!("-({})", self.formula(m, key, formula)?)),
+            None => Scalar::Expr(format!("-({})", self.translated(m, key, formula)?)),
         };
+        let written = matches!(value, Scalar::Expr(_));
         assembly
             .add_motion(Motion {
                 joint,
                 coordinate,
                 value,
             })
-            .map_err(|e| ModelError::at_line(self.line(m), e.message()))
+            .map_err(|e| match written {
+                true => self
+                    .formula(m, key, formula)
+                    .err()
+                    .unwrap_or_else(|| ModelError::at_line(self.line(m), e.message())),
+                false => ModelError::at_line(self.line(m), e.message()),
+            })
     }
 
     /// An OndselSolver formula in Tenon's syntax, checked to parse and to use no names but
-    /// `t` and `pi` (the files have no parameters); `item` is the line named on error.
+    /// `t` and `pi` (the files have no parameters), and to evaluate at t = 0 in radians
+    /// (the files' angle unit); `item` is the line named on error.
     pub(super) fn formula(&self, item: usize, key: &str, text: &str) -> Result<String> {
-        // The line the formula itself is on (its key's value), else the item's.
-        let line = self
-            .child(item, key)
+        let translated = self.translated(item, key, text)?;
+        let radians = crate::ParameterValues::new(&[], crate::AngleUnit::Rad).unwrap_or_default();
+        radians
+            .eval(&Scalar::Expr(translated.clone()), Some(0.0))
+            .map_err(|e| {
+                ModelError::at_line(
+                    self.formula_line(item, key),
+                    format!("'{key}' formula: {}", e.message),
+                )
+            })?;
+        Ok(translated)
+    }
+
+    /// The line of `key`'s formula (its value), else the item's.
+    fn formula_line(&self, item: usize, key: &str) -> usize {
+        self.child(item, key)
             .and_then(|k| self.kids(k).first().copied())
-            .map_or_else(|| self.line(item), |v| self.line(v));
-        let translated = ondsel_formula(text).map_err(|e| {
+            .map_or_else(|| self.line(item), |v| self.line(v))
+    }
+
+    /// An OndselSolver formula in Tenon's syntax, checked to parse and to use no names but
+    /// `t` and `pi` (not evaluated: see [`formula`](Self::formula)).
+    fn translated(&self, item: usize, key: &str, text: &str) -> Result<String> {
+        ondsel_formula(text).map_err(|e| {
             ModelError::at_line(
-                line,
+                self.formula_line(item, key),
                 format!(
                     "'{key}' formula: {} (character {}: '{}')",
                     e.message,
@@ -195,11 +224,7 @@ impl<'a> Reader<'_, 'a> {
                     window(text, e.at)
                 ),
             )
-        })?;
-        crate::ParameterValues::default()
-            .eval(&Scalar::Expr(translated.clone()), Some(0.0))
-            .map_err(|e| ModelError::at_line(line, format!("'{key}' formula: {}", e.message)))?;
-        Ok(translated)
+        })
     }
 
     /// `GeneralMotion`: marker J's pose relative to marker I prescribed in time (`rIJI`,
