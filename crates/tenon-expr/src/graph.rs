@@ -104,10 +104,11 @@ impl Drop for ExprGraph {
         if !shape.is_small() || !compile.is_empty() {
             return;
         }
-        // A thread being torn down, or a scratch already kept, leaves this one to drop.
+        // Of two graphs dropped in turn, the scratch with more room is kept (a graph
+        // that never compiled has none); a thread being torn down keeps nothing.
         let _ = KEPT_SCRATCH.try_with(|kept| {
             if let Ok(mut kept) = kept.try_borrow_mut() {
-                if kept.is_none() {
+                if kept.as_ref().is_none_or(|(k, _)| k.room() < shape.room()) {
                     *kept = Some((shape, compile));
                 }
             }

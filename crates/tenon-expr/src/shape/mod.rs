@@ -388,12 +388,16 @@ impl ShapeScratch {
     /// Whether its room is small enough to keep for another graph (see
     /// [`KEPT_SHAPE_SCRATCH`]): a large build's per-node list is let go with its graph.
     pub(crate) fn is_small(&self) -> bool {
-        let bytes = self.seen.capacity() * 8
+        self.room() <= KEPT_SHAPE_SCRATCH
+    }
+
+    /// Bytes of room its lists hold.
+    pub(crate) fn room(&self) -> usize {
+        self.seen.capacity() * 8
             + self.key.nodes.capacity() * 8
             + self.key.roots.capacity() * 4
             + self.leaves.capacity_bytes()
-            + self.stack.capacity() * std::mem::size_of::<(ExprId, bool)>();
-        bytes <= KEPT_SHAPE_SCRATCH
+            + self.stack.capacity() * std::mem::size_of::<(ExprId, bool)>()
     }
 }
 
