@@ -126,12 +126,13 @@ impl Incidence {
     /// patterns') are neither gone through twice nor sorted.
     pub(crate) fn from_rows<'a, I>(columns: usize, rows: I) -> Self
     where
-        I: ExactSizeIterator<Item = &'a [u32]>,
+        I: ExactSizeIterator<Item = &'a [u32]> + Clone,
     {
         let bound = u32::try_from(columns).unwrap_or(u32::MAX);
         let mut start = Vec::with_capacity(rows.len() + 1);
         start.push(0u32);
-        let mut items = Vec::new();
+        // Room for every entry at once (the lists had grown by doubling from nothing).
+        let mut items = Vec::with_capacity(rows.clone().map(<[u32]>::len).sum());
         let mut ascending = true;
         for row in rows {
             let row_start = items.len();
