@@ -187,6 +187,13 @@ pub(crate) fn var_bit(v: VarId) -> VarMask {
 impl ExprGraph {
     /// An empty graph (holding the constants 0 and 1).
     pub fn new() -> Self {
+        Self::with_capacity(0)
+    }
+
+    /// An empty graph with room for about `nodes` nodes (see
+    /// [`reserve`](Self::reserve)), made before its first two: a build that reserved
+    /// after [`new`](Self::new) grew the lists those two had just made.
+    pub fn with_capacity(nodes: usize) -> Self {
         let mut g = ExprGraph {
             nodes: Vec::new(),
             var_masks: Vec::new(),
@@ -213,6 +220,9 @@ impl ExprGraph {
         if let Some((shape, compile)) = take_kept_scratch() {
             g.shape_scratch = shape;
             g.compile_scratch = compile;
+        }
+        if nodes > 0 {
+            g.reserve(nodes);
         }
         g.zero = g.intern(Node::Const(ConstBits::of(0.0)));
         g.one = g.intern(Node::Const(ConstBits::of(1.0)));

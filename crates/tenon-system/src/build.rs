@@ -235,8 +235,7 @@ impl System {
 
     fn build_with(assembly: &Assembly, ground_first: bool) -> Result<System, SystemError> {
         let values = assembly.parameter_values();
-        let mut graph = ExprGraph::new();
-        graph.reserve(
+        let mut graph = ExprGraph::with_capacity(
             NODES_PER_PART * assembly.part_count() + NODES_PER_JOINT * assembly.joint_count(),
         );
         // Seven unknowns a free part (position and quaternion).
