@@ -78,17 +78,28 @@ thread_local! {
     /// The scratch of the last graph dropped on this thread, for the next graph made on
     /// it: a host that rebuilds its assembly (and a build's own short-lived graphs) then
     /// fills lists that already have room instead of allocating some forty of them.
-    /// Only small scratch is kept (see [`ShapeScratch::is_small`](crate::shape::ShapeScratch)
-    /// and `CompileScratch`'s cap).
-    static KEPT_SCRATCH: std::cell::RefCell<
-        Option<(crate::shape::ShapeScratch, crate::compile::CompileScratch)>,
-    > = const { std::cell::RefCell::new(None) };
+    /// Only small scratch is kept (see `ShapeScratch::is_small` and `CompileScratch`'s
+    /// cap). Boxed, so that the thread-local itself is a pointer: a library loaded into
+    /// a running process (the Python module) has little static thread-local room.
+    static KEPT_SCRATCH: std::cell::RefCell<Option<Box<KeptScratch>>> =
+        const { std::cell::RefCell::new(None) };
 }
 
-/// The scratch a graph dropped on this thread left, if any.
-fn take_kept_scratch() -> Option<(crate::shape::ShapeScratch, crate::compile::CompileScratch)> {
+/// What a dropped graph leaves to the next one on its thread.
+#[derive(Default)]
+struct KeptScratch {
+    shape: crate::shape::ShapeScratch,
+    compile: crate::compile::CompileScratch,
+}
+
+/// The scratch a graph dropped on this thread left, if any (its box stays, emptied, for
+/// the next graph dropped).
+fn take_kept_scratch() -> Option<KeptScratch> {
     KEPT_SCRATCH
-        .try_with(|kept| kept.try_borrow_mut().ok().and_then(|mut k| k.take()))
+        .try_with(|kept| {
+            let mut kept = kept.try_borrow_mut().ok()?;
+            kept.as_mut().map(|boxed| std::mem::take(&mut **boxed))
+        })
         .ok()
         .flatten()
 }
@@ -108,8 +119,10 @@ impl Drop for ExprGraph {
         // that never compiled has none); a thread being torn down keeps nothing.
         let _ = KEPT_SCRATCH.try_with(|kept| {
             if let Ok(mut kept) = kept.try_borrow_mut() {
-                if kept.as_ref().is_none_or(|(k, _)| k.room() < shape.room()) {
-                    *kept = Some((shape, compile));
+                match kept.as_mut() {
+                    Some(boxed) if boxed.shape.room() >= shape.room() => {}
+                    Some(boxed) => **boxed = KeptScratch { shape, compile },
+                    None => *kept = Some(Box::new(KeptScratch { shape, compile })),
                 }
             }
         });
@@ -217,9 +230,9 @@ impl ExprGraph {
             templates: Default::default(),
             compile_scratch: Default::default(),
         };
-        if let Some((shape, compile)) = take_kept_scratch() {
-            g.shape_scratch = shape;
-            g.compile_scratch = compile;
+        if let Some(kept) = take_kept_scratch() {
+            g.shape_scratch = kept.shape;
+            g.compile_scratch = kept.compile;
         }
         if nodes > 0 {
             g.reserve(nodes);
