@@ -74,61 +74,6 @@ pub struct ExprGraph {
     pub(crate) compile_scratch: crate::compile::CompileScratch,
 }
 
-thread_local! {
-    /// The scratch of the last graph dropped on this thread, for the next graph made on
-    /// it: a host that rebuilds its assembly (and a build's own short-lived graphs) then
-    /// fills lists that already have room instead of allocating some forty of them.
-    /// Only small scratch is kept (see `ShapeScratch::is_small` and `CompileScratch`'s
-    /// cap). Boxed, so that the thread-local itself is a pointer: a library loaded into
-    /// a running process (the Python module) has little static thread-local room.
-    static KEPT_SCRATCH: std::cell::RefCell<Option<Box<KeptScratch>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// What a dropped graph leaves to the next one on its thread.
-#[derive(Default)]
-struct KeptScratch {
-    shape: crate::shape::ShapeScratch,
-    compile: crate::compile::CompileScratch,
-}
-
-/// The scratch a graph dropped on this thread left, if any (its box stays, emptied, for
-/// the next graph dropped).
-fn take_kept_scratch() -> Option<KeptScratch> {
-    KEPT_SCRATCH
-        .try_with(|kept| {
-            let mut kept = kept.try_borrow_mut().ok()?;
-            kept.as_mut().map(|boxed| std::mem::take(&mut **boxed))
-        })
-        .ok()
-        .flatten()
-}
-
-/// A dropped graph leaves its scratch (emptied, when small) to the next graph made on
-/// its thread. The scratch holds nothing between compiles that a compile reads: a shape
-/// walk reads only the positions its own stamp wrote, and a compile starts its lists
-/// empty, so a graph's tapes are the same whichever scratch it started with.
-impl Drop for ExprGraph {
-    fn drop(&mut self) {
-        let shape = std::mem::take(&mut self.shape_scratch);
-        let compile = std::mem::take(&mut self.compile_scratch);
-        if !shape.is_small() || !compile.is_empty() {
-            return;
-        }
-        // Of two graphs dropped in turn, the scratch with more room is kept (a graph
-        // that never compiled has none); a thread being torn down keeps nothing.
-        let _ = KEPT_SCRATCH.try_with(|kept| {
-            if let Ok(mut kept) = kept.try_borrow_mut() {
-                match kept.as_mut() {
-                    Some(boxed) if boxed.shape.room() >= shape.room() => {}
-                    Some(boxed) => **boxed = KeptScratch { shape, compile },
-                    None => *kept = Some(Box::new(KeptScratch { shape, compile })),
-                }
-            }
-        });
-    }
-}
-
 impl Default for ExprGraph {
     fn default() -> Self {
         Self::new()
@@ -230,10 +175,6 @@ impl ExprGraph {
             templates: Default::default(),
             compile_scratch: Default::default(),
         };
-        if let Some(kept) = take_kept_scratch() {
-            g.shape_scratch = kept.shape;
-            g.compile_scratch = kept.compile;
-        }
         if nodes > 0 {
             g.reserve(nodes);
         }

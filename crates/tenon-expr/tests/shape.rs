@@ -252,12 +252,11 @@ fn batched_instances_compute_what_their_copies_do() {
     }
 }
 
-/// A graph made on a thread where another was dropped takes the dropped one's scratch
-/// (its walk positions and lists): its tapes are those of a graph that took none, to
-/// the bit. Built three times in turns with graphs of other sizes in between (a larger
-/// graph's leftover positions, a smaller one's), on a fresh thread for the first.
+/// Graphs made one after another on a thread, of other sizes in between, compile the
+/// same assembly to the same tape, to the bit (a graph's scratch, its walk positions
+/// and lists, never reaches its tapes), on a fresh thread too.
 #[test]
-fn a_graph_after_a_dropped_one_compiles_the_same_tape() {
+fn graphs_made_in_turn_compile_the_same_tape() {
     let tape_of = |parts: usize| {
         let mut s = assembly_shaped(parts);
         let groups: Vec<u32> = (0..s.outputs.len()).map(|k| (k / 5) as u32).collect();

@@ -554,18 +554,6 @@ impl std::fmt::Debug for CompileScratch {
 const KEPT_SCRATCH: usize = 256 << 10;
 
 impl CompileScratch {
-    /// Whether it holds nothing but room (as [`recycled`](Self::recycled) leaves it, or
-    /// never used), and so may be kept for another graph.
-    pub(crate) fn is_empty(&self) -> bool {
-        let i = &self.instances;
-        i.list.is_empty()
-            && i.leaves.is_empty()
-            && i.var_index.is_empty()
-            && i.leaf_column.is_empty()
-            && i.entry_cells.is_empty()
-            && self.const_index.is_empty()
-    }
-
     /// Emptied, and kept only when its room is small (see [`KEPT_SCRATCH`]).
     fn recycled(mut self) -> Self {
         self.instances.clear();

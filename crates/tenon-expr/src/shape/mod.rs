@@ -228,11 +228,6 @@ pub(crate) struct LeafRanges {
 }
 
 impl Leaves {
-    /// Whether it holds no leaves.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.vars.is_empty() && self.params.is_empty() && self.consts.is_empty()
-    }
-
     pub(crate) fn clear(&mut self) {
         self.vars.clear();
         self.params.clear();
@@ -383,28 +378,6 @@ pub(crate) struct ShapeScratch {
     /// The nodes' part of the shape hash, when the walk worked it out as it went.
     nodes_hash: Option<u64>,
 }
-
-impl ShapeScratch {
-    /// Whether its room is small enough to keep for another graph (see
-    /// [`KEPT_SHAPE_SCRATCH`]): a large build's per-node list is let go with its graph.
-    pub(crate) fn is_small(&self) -> bool {
-        self.room() <= KEPT_SHAPE_SCRATCH
-    }
-
-    /// Bytes of room its lists hold.
-    pub(crate) fn room(&self) -> usize {
-        self.seen.capacity() * 8
-            + self.key.nodes.capacity() * 8
-            + self.key.roots.capacity() * 4
-            + self.leaves.capacity_bytes()
-            + self.stack.capacity() * std::mem::size_of::<(ExprId, bool)>()
-    }
-}
-
-/// Most bytes of room a [`ShapeScratch`] may hold to be kept for the next graph on its
-/// thread (its per-node list takes 8 bytes a node: 32,768 nodes, a build of some five
-/// hundred parts).
-const KEPT_SHAPE_SCRATCH: usize = 256 << 10;
 
 /// Templates a graph uses, by shape (each also in the process-wide [`SHARED`] cache
 /// while it has room).
