@@ -178,12 +178,11 @@ impl<'a> Reader<'_, 'a> {
                 coordinate,
                 value,
             })
-            .map_err(|e| match written {
-                true => self
-                    .formula(m, key, formula)
-                    .err()
-                    .unwrap_or_else(|| ModelError::at_line(self.line(m), e.message())),
-                false => ModelError::at_line(self.line(m), e.message()),
+            .map_err(|e| {
+                let own = written
+                    .then(|| self.formula(m, key, formula).err())
+                    .flatten();
+                own.unwrap_or_else(|| ModelError::at_line(self.line(m), e.message()))
             })
     }
 
