@@ -213,6 +213,29 @@ fn three_whole_digits(line: &[u8]) -> Option<[f64; 3]> {
     Some([digit(a)?, digit(b)?, digit(c)?])
 }
 
+/// Whether two keys are equal. Keys are short (`Name`, `Position3D`, `RotationMatrix`):
+/// those of 4 to 16 bytes are compared as their first and last word (4 or 8 bytes,
+/// overlapping) inline, rather than by a call to the library's `memcmp` (a file's read
+/// made some 400 such calls, each costing more than the comparison).
+#[inline]
+fn same_key(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    match a.len() {
+        8..=16 => {
+            a.first_chunk::<8>() == b.first_chunk::<8>()
+                && a.last_chunk::<8>() == b.last_chunk::<8>()
+        }
+        4..=7 => {
+            a.first_chunk::<4>() == b.first_chunk::<4>()
+                && a.last_chunk::<4>() == b.last_chunk::<4>()
+        }
+        _ => a == b,
+    }
+}
+
 /// `s` without white space around it: ASCII trimming where the ends are ASCII (every
 /// line of these files), Unicode trimming otherwise.
 pub(super) fn trim(s: &str) -> &str {
@@ -249,7 +272,10 @@ impl<'a> Reader<'_, 'a> {
     }
 
     pub(super) fn child(&self, n: usize, key: &str) -> Option<usize> {
-        self.kids(n).iter().copied().find(|&c| self.key(c) == key)
+        self.kids(n)
+            .iter()
+            .copied()
+            .find(|&c| same_key(self.key(c), key))
     }
 
     pub(super) fn req(&self, n: usize, key: &str) -> Result<usize> {
@@ -262,7 +288,7 @@ impl<'a> Reader<'_, 'a> {
     pub(super) fn only(&self, n: usize, known: &[&str]) -> Result<()> {
         for &c in self.kids(n) {
             let key = self.key(c);
-            if !known.contains(&key) {
+            if !known.iter().any(|k| same_key(k, key)) {
                 return Err(ModelError::at_line(
                     self.line(c),
                     format!("'{key}' in '{}' is not understood", self.key(n)),
@@ -447,7 +473,7 @@ impl<'a> Reader<'_, 'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{leading_tabs, line_length, three_whole_digits, trim};
+    use super::{leading_tabs, line_length, same_key, three_whole_digits, trim};
     use crate::asmt::number::parse_number;
 
     proptest::proptest! {
@@ -505,6 +531,26 @@ mod tests {
             "",
         ] {
             assert_eq!(three_whole_digits(line.as_bytes()), None, "{line:?}");
+        }
+    }
+
+    /// The word comparison is string equality, for keys of every length to 20 bytes
+    /// differing at any one byte (first, last, inside either word), or in length.
+    #[test]
+    fn keys_compare_as_strings() {
+        let base = "RotationMatrix3D_xyz";
+        for len in 0..=base.len() {
+            let a = &base[..len];
+            assert!(same_key(a, a), "{a:?}");
+            for at in 0..len {
+                let mut other = a.as_bytes().to_vec();
+                other[at] ^= 0x20;
+                let b = String::from_utf8(other).unwrap();
+                assert_eq!(same_key(a, &b), a == b, "{a:?} {b:?}");
+            }
+            if len > 0 {
+                assert!(!same_key(a, &base[..len - 1]), "{a:?}");
+            }
         }
     }
 
