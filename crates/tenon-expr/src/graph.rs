@@ -33,17 +33,13 @@ use crate::table::{NodeTable, Probe};
 #[derive(Debug, Clone)]
 pub struct ExprGraph {
     nodes: Vec<Node>,
-    /// Per node: a 32-bit Bloom mask of the variables it depends on ([`VarMask`]).
-    /// A clear bit proves independence, which lets differentiation skip whole subtrees.
-    var_masks: Vec<VarMask>,
+    /// Per node: its variables' mask and its places in the lists of nodes kept with
+    /// their newest child ([`NodeLinks`]); one list beside `nodes`, so that a node made
+    /// is two pushes, not four.
+    links: Vec<NodeLinks>,
     /// Hash-consing: node ids with 32 bits of their hashes (module `table`), except
     /// those kept with their newest child (see [`intern`](Self::intern)).
     lookup: NodeTable,
-    /// Per node: the first node kept with it as their newest child ([`NO_PARENT`]:
-    /// none yet), the head of a list of at most [`SIBLINGS`].
-    first_parent: Vec<u32>,
-    /// Per node kept with its newest child: the next node kept with that child.
-    next_sibling: Vec<u32>,
     /// Per unknown: its node ([`NO_NODE`]: not made yet). Unknowns are numbered one
     /// after another, so their nodes are found by index: a 10,000-part build made 70,000
     /// of them, each an insert at a random place of the table.
@@ -137,9 +133,39 @@ pub(crate) fn pow_value(x: f64, y: f64) -> f64 {
 /// 32 bits tell them apart as 64 did, at half the memory a node.
 pub(crate) type VarMask = u32;
 
+/// What the arena keeps per node besides the node.
+#[derive(Debug, Clone, Copy)]
+struct NodeLinks {
+    /// A 32-bit Bloom mask of the variables the node depends on ([`VarMask`]). A
+    /// clear bit proves independence, which lets differentiation skip whole subtrees.
+    var_mask: VarMask,
+    /// The first node kept with this one as its newest child ([`NO_PARENT`]: none yet),
+    /// the head of a list of at most [`SIBLINGS`].
+    first_parent: u32,
+    /// For a node kept with its newest child: the next node kept with that child.
+    next_sibling: u32,
+}
+
 #[inline]
 pub(crate) fn var_bit(v: VarId) -> VarMask {
     1 << (v.0 % VarMask::BITS)
+}
+
+/// Whether commutative operands `a` and `b` (nodes `na`, `nb`) swap places in the
+/// canonical order: constants first, then by id.
+#[inline(always)]
+fn ordered_nodes(a: ExprId, b: ExprId, na: &Node, nb: &Node) -> bool {
+    let (ca, cb) = (na.as_const().is_some(), nb.as_const().is_some());
+    (cb && !ca) || (ca == cb && b < a)
+}
+
+/// `x` of a node `-x`.
+#[inline(always)]
+fn negated(n: &Node) -> Option<ExprId> {
+    match *n {
+        Node::Unary(Unary::Neg, x) => Some(x),
+        _ => None,
+    }
 }
 
 impl ExprGraph {
@@ -154,10 +180,8 @@ impl ExprGraph {
     pub fn with_capacity(nodes: usize) -> Self {
         let mut g = ExprGraph {
             nodes: Vec::new(),
-            var_masks: Vec::new(),
+            links: Vec::new(),
             lookup: NodeTable::default(),
-            first_parent: Vec::new(),
-            next_sibling: Vec::new(),
             var_nodes: Vec::new(),
             var_names: Vec::new(),
             name_bases: Vec::new(),
@@ -191,9 +215,7 @@ impl ExprGraph {
     pub fn reserve(&mut self, nodes: usize) {
         let room = nodes + nodes / 2;
         self.nodes.reserve(room);
-        self.var_masks.reserve(room);
-        self.first_parent.reserve(room);
-        self.next_sibling.reserve(room);
+        self.links.reserve(room);
         // Most nodes stay out of the table (see `intern`): it holds constants,
         // parameters and nodes over much-shared children, a twentieth to a tenth of a
         // large build's nodes (measured on chains, ladders and RSSR four-bars, whose
@@ -243,7 +265,7 @@ impl ExprGraph {
     }
 
     pub(crate) fn var_mask(&self, e: ExprId) -> VarMask {
-        self.var_masks.get(e.index()).copied().unwrap_or(0)
+        self.links.get(e.index()).map_or(0, |l| l.var_mask)
     }
 
     /// Name given to an unknown at creation.
@@ -295,10 +317,10 @@ impl ExprGraph {
             Node::Binary(_, a, b) => Some(a.max(b)),
             _ => None,
         };
-        if let Some(c) = newest.filter(|c| c.index() < self.first_parent.len()) {
+        if let Some(c) = newest.filter(|c| c.index() < self.links.len()) {
             // The nodes over `c` kept with it, oldest first.
             let mut last = NO_PARENT;
-            let mut next = self.first_parent[c.index()];
+            let mut next = self.links[c.index()].first_parent;
             let mut held = 0;
             while next != NO_PARENT {
                 if self.nodes.get(next as usize) == Some(&node) {
@@ -306,19 +328,18 @@ impl ExprGraph {
                 }
                 last = next;
                 next = self
-                    .next_sibling
+                    .links
                     .get(next as usize)
-                    .copied()
-                    .unwrap_or(NO_PARENT);
+                    .map_or(NO_PARENT, |l| l.next_sibling);
                 held += 1;
             }
             if held < SIBLINGS {
                 // Not among them, and there is room: the node is new (had it been made,
                 // it would be here), and is kept with `c`.
                 let id = self.push(node);
-                match self.next_sibling.get_mut(last as usize) {
-                    Some(slot) => *slot = id.0,
-                    None => self.first_parent[c.index()] = id.0,
+                match self.links.get_mut(last as usize) {
+                    Some(l) => l.next_sibling = id.0,
+                    None => self.links[c.index()].first_parent = id.0,
                 }
                 return id;
             }
@@ -358,13 +379,17 @@ impl ExprGraph {
         let mask = match node {
             Node::Var(v) => var_bit(v),
             Node::Spline(t, u, _) => self.var_mask(u) | self.splines.mask(t),
-            _ => node.children().fold(0, |m, c| m | self.var_mask(c)),
+            Node::Binary(_, a, b) => self.var_mask(a) | self.var_mask(b),
+            Node::Unary(_, a) | Node::Powi(a, _) => self.var_mask(a),
+            Node::Const(_) | Node::Param(_) => 0,
         };
         let id = ExprId(self.nodes.len() as u32);
         self.nodes.push(node);
-        self.var_masks.push(mask);
-        self.first_parent.push(NO_PARENT);
-        self.next_sibling.push(NO_PARENT);
+        self.links.push(NodeLinks {
+            var_mask: mask,
+            first_parent: NO_PARENT,
+            next_sibling: NO_PARENT,
+        });
         id
     }
 
@@ -451,36 +476,40 @@ impl ExprGraph {
 
     /// Canonical operand order for commutative operations: constants first, then by id.
     fn ordered(&self, a: ExprId, b: ExprId) -> (ExprId, ExprId) {
-        let (ca, cb) = (self.as_const(a).is_some(), self.as_const(b).is_some());
-        if (cb && !ca) || (ca == cb && b < a) {
-            (b, a)
-        } else {
-            (a, b)
+        match ordered_nodes(a, b, &self.node(a), &self.node(b)) {
+            true => (b, a),
+            false => (a, b),
         }
     }
 
     /// `a + b`
     pub fn add(&mut self, a: ExprId, b: ExprId) -> ExprId {
-        if let (Some(x), Some(y)) = (self.as_const(a), self.as_const(b)) {
+        // Each operand's node read once, as in `mul`.
+        let (na, nb) = (self.node(a), self.node(b));
+        let (ca, cb) = (na.as_const(), nb.as_const());
+        if let (Some(x), Some(y)) = (ca, cb) {
             return self.constant(x + y);
         }
-        if self.is(a, 0.0) {
+        if ca == Some(0.0) {
             return b;
         }
-        if self.is(b, 0.0) {
+        if cb == Some(0.0) {
             return a;
         }
-        if let Some(y) = self.neg_inner(b) {
+        if let Some(y) = negated(&nb) {
             return self.sub(a, y);
         }
-        if let Some(x) = self.neg_inner(a) {
+        if let Some(x) = negated(&na) {
             return self.sub(b, x);
         }
         if a == b {
             let two = self.constant(2.0);
             return self.mul(two, a);
         }
-        let (a, b) = self.ordered(a, b);
+        let (a, b) = match ordered_nodes(a, b, &na, &nb) {
+            true => (b, a),
+            false => (a, b),
+        };
         self.intern(Node::Binary(Binary::Add, a, b))
     }
 
@@ -511,9 +540,15 @@ impl ExprGraph {
 
     /// `a * b`
     pub fn mul(&mut self, a: ExprId, b: ExprId) -> ExprId {
-        let (a, b) = self.ordered(a, b);
-        if let Some(x) = self.as_const(a) {
-            if let Some(y) = self.as_const(b) {
+        // Each operand's node read once (the rules below looked at each up to four
+        // times, a read with its bounds check each).
+        let (na, nb) = (self.node(a), self.node(b));
+        let (a, b, na, nb) = match ordered_nodes(a, b, &na, &nb) {
+            true => (b, a, nb, na),
+            false => (a, b, na, nb),
+        };
+        if let Some(x) = na.as_const() {
+            if let Some(y) = nb.as_const() {
                 return self.constant(x * y);
             }
             if x == 0.0 {
@@ -530,14 +565,14 @@ impl ExprGraph {
                 return self.neg(m);
             }
             // c1 * (c2 * x) = (c1 c2) * x
-            if let Node::Binary(Binary::Mul, c, rest) = self.node(b) {
+            if let Node::Binary(Binary::Mul, c, rest) = nb {
                 if let Some(y) = self.as_const(c) {
                     let cy = self.constant(x * y);
                     return self.mul(cy, rest);
                 }
             }
         }
-        match (self.neg_inner(a), self.neg_inner(b)) {
+        match (negated(&na), negated(&nb)) {
             (Some(x), Some(y)) => return self.mul(x, y),
             (Some(x), None) => {
                 let m = self.mul(x, b);

@@ -45,17 +45,44 @@ impl Walk<'_> {
     /// The position of `n` in the shape, its operands first placed (first operand first),
     /// then `n` itself, unless it was met before.
     fn visit(&mut self, n: ExprId, depth: u32) -> Result<u32, Deep> {
-        if let Some(&(s, k)) = self.seen.get(n.index()) {
-            if s == self.stamp {
-                return Ok(k);
+        match self.seen_at(n) {
+            Some(k) => Ok(k),
+            None => self.visit_new(n, depth),
+        }
+    }
+
+    /// Where `n` was placed in this walk, if it was.
+    #[inline(always)]
+    fn seen_at(&self, n: ExprId) -> Option<u32> {
+        match self.seen.get(n.index()) {
+            Some(&(s, k)) if s == self.stamp => Some(k),
+            _ => None,
+        }
+    }
+
+    /// [`visit`](Self::visit) of an operand, inlined into its parent's visit: an operand
+    /// met before or a leaf is placed without a call of its own (most of a group's
+    /// operands are one or the other; the calls were a third of the walk).
+    #[inline(always)]
+    fn operand(&mut self, n: ExprId, depth: u32) -> Result<u32, Deep> {
+        if let Some(k) = self.seen_at(n) {
+            return Ok(k);
+        }
+        match self.graph.node(n) {
+            node @ (Node::Const(_) | Node::Var(_) | Node::Param(_)) => {
+                let shaped = self.leaf(node);
+                self.place(n, shaped)
             }
+            _ => self.visit_new(n, depth),
         }
-        if depth > WALK_DEPTH {
-            return Err(Deep::TooDeep);
-        }
-        let shaped = match self.graph.node(n) {
-            node @ Node::Const(bits) if is_literal(bits.bits()) => node,
-            Node::Const(bits) => {
+    }
+
+    /// A leaf as its shape has it: a literal constant as it is, other constants,
+    /// unknowns and parameters numbered by first appearance.
+    #[inline(always)]
+    fn leaf(&mut self, node: Node) -> Node {
+        match node {
+            Node::Const(bits) if !is_literal(bits.bits()) => {
                 self.leaves.consts.push(bits.bits());
                 Node::Param(ParamId(
                     CONSTANT_LEAF | (self.leaves.consts.len() - 1) as u32,
@@ -69,15 +96,13 @@ impl Walk<'_> {
                 self.leaves.params.push(p);
                 Node::Param(ParamId((self.leaves.params.len() - 1) as u32))
             }
-            Node::Unary(op, a) => Node::Unary(op, ExprId(self.visit(a, depth + 1)?)),
-            Node::Binary(op, a, b) => {
-                let a = self.visit(a, depth + 1)?;
-                let b = self.visit(b, depth + 1)?;
-                Node::Binary(op, ExprId(a), ExprId(b))
-            }
-            Node::Powi(a, k) => Node::Powi(ExprId(self.visit(a, depth + 1)?), k),
-            Node::Spline(..) => return Err(Deep::Unshapeable),
-        };
+            node => node,
+        }
+    }
+
+    /// Lists `n` as `shaped`, its operands already placed.
+    #[inline(always)]
+    fn place(&mut self, n: ExprId, shaped: Node) -> Result<u32, Deep> {
         let word = pack(shaped).ok_or(Deep::Unshapeable)?;
         let k = self.nodes.len() as u32;
         if let Some(s) = self.seen.get_mut(n.index()) {
@@ -86,6 +111,25 @@ impl Walk<'_> {
         self.nodes.push(word);
         self.hash = mix(self.hash, word);
         Ok(k)
+    }
+
+    /// [`visit`](Self::visit) of a node not met before in this walk.
+    fn visit_new(&mut self, n: ExprId, depth: u32) -> Result<u32, Deep> {
+        if depth > WALK_DEPTH {
+            return Err(Deep::TooDeep);
+        }
+        let shaped = match self.graph.node(n) {
+            node @ (Node::Const(_) | Node::Var(_) | Node::Param(_)) => self.leaf(node),
+            Node::Unary(op, a) => Node::Unary(op, ExprId(self.operand(a, depth + 1)?)),
+            Node::Binary(op, a, b) => {
+                let a = self.operand(a, depth + 1)?;
+                let b = self.operand(b, depth + 1)?;
+                Node::Binary(op, ExprId(a), ExprId(b))
+            }
+            Node::Powi(a, k) => Node::Powi(ExprId(self.operand(a, depth + 1)?), k),
+            Node::Spline(..) => return Err(Deep::Unshapeable),
+        };
+        self.place(n, shaped)
     }
 }
 
