@@ -88,13 +88,13 @@ impl Reader<'_, '_> {
     /// How many `TimeSeries` blocks a whole file has besides the assembly's: one per
     /// part, and one per joint, motion, general constraint and force.
     pub(super) fn series_expected(&self, root: usize) -> Result<(usize, usize)> {
-        let parts = self.kids(self.req(root, "Parts")?).len();
+        let parts = self.kids(self.req(root, "Parts")?).count();
         let sets = self.req(root, "ConstraintSets")?;
         let mut others = 0;
         for key in CONSTRAINT_SETS {
-            others += self.kids(self.req(sets, key)?).len();
+            others += self.kids(self.req(sets, key)?).count();
         }
-        others += self.kids(self.req(root, "ForceTorques")?).len();
+        others += self.kids(self.req(root, "ForceTorques")?).count();
         Ok((parts, others))
     }
 }
@@ -161,7 +161,9 @@ pub(super) fn check_time_series(
         let bytes = line.as_bytes();
         if clean && bytes.first().is_some_and(|&b| !blank(b)) {
             let first = memchr::memchr(b'\t', bytes).unwrap_or(bytes.len());
-            let head = std::str::from_utf8(&bytes[..first]).ok()?;
+            // Cut at a tab (ASCII), so on a character boundary: the line's own text,
+            // not validated again as UTF-8 byte by byte.
+            let head = line.get(..first)?;
             return Some((head.trim_end(), bytecount::count(bytes, b'\t')));
         }
         let mut head: Option<&str> = None;

@@ -73,7 +73,7 @@ impl Reader<'_, '_> {
     ) -> Result<PartCurves> {
         let mut markers = Vec::new();
         let mut unused = Vec::new();
-        for &rc in self.kids(ref_curves) {
+        for rc in self.kids(ref_curves) {
             if self.key(rc) != "RefCurve" {
                 return Err(ModelError::at_line(
                     self.line(rc),
@@ -92,7 +92,7 @@ impl Reader<'_, '_> {
             let frame = pose_placement(&self.pose(rc)?);
             let mut names = Vec::new();
             if let Some(cms) = self.child(rc, "CurveMarkers") {
-                for &cm in self.kids(cms) {
+                for cm in self.kids(cms) {
                     if self.key(cm) != "CurveMarker" {
                         return Err(ModelError::at_line(
                             self.line(cm),
@@ -142,7 +142,7 @@ impl Reader<'_, '_> {
     fn general_spline(&self, spline: usize) -> Result<(Vec<[f64; 2]>, i64)> {
         let mut rows: FxHashMap<&str, (usize, Vec<f64>)> = FxHashMap::default();
         let mut order = None;
-        for &c in self.kids(spline) {
+        for c in self.kids(spline) {
             let text = self.key(c);
             let key = text.split(['\t', ' ']).next().unwrap_or("");
             match key {

@@ -18,7 +18,7 @@ impl<'a> Reader<'_, 'a> {
     /// Markers of a `RefPoints` item, each placed in the owner's frame.
     pub(super) fn markers(&self, ref_points: usize) -> Result<Vec<(String, Placement)>> {
         let mut markers = Vec::new();
-        for &rp in self.kids(ref_points) {
+        for rp in self.kids(ref_points) {
             if self.key(rp) != "RefPoint" {
                 return Err(ModelError::at_line(
                     self.line(rp),
@@ -28,7 +28,7 @@ impl<'a> Reader<'_, 'a> {
             self.only(rp, &["Position3D", "RotationMatrix", "Markers"])?;
             let point = self.pose(rp)?;
             if let Some(ms) = self.child(rp, "Markers") {
-                for &m in self.kids(ms) {
+                for m in self.kids(ms) {
                     if self.key(m) != "Marker" {
                         return Err(ModelError::at_line(
                             self.line(m),
@@ -47,9 +47,7 @@ impl<'a> Reader<'_, 'a> {
 
     /// The `Assembly` item.
     pub(super) fn root(&self) -> Result<usize> {
-        let top = self.kids(ROOT);
-        top.iter()
-            .copied()
+        self.kids(ROOT)
             .find(|&n| self.key(n) == "Assembly")
             .ok_or_else(|| {
                 ModelError::at_line(
@@ -61,11 +59,12 @@ impl<'a> Reader<'_, 'a> {
 
     pub(super) fn assembly(&self) -> Result<Assembly> {
         let top = self.kids(ROOT);
+        let banner = top.first();
         let root = self.root()?;
-        for &n in top {
+        for n in top {
             // The first line is a banner ("OndselSolver", "freeCAD: ..."); nothing else may
             // stand at the top level.
-            if n != root && n != top[0] {
+            if n != root && Some(n) != banner {
                 return Err(ModelError::at_line(
                     self.line(n),
                     format!("'{}' at the top level is not understood", self.key(n)),
@@ -122,7 +121,7 @@ impl<'a> Reader<'_, 'a> {
             .map_err(|e| ModelError::at_line(self.line(root), e.message()))?;
 
         let parts = self.req(root, "Parts")?;
-        for &p in self.kids(parts) {
+        for p in self.kids(parts) {
             if self.key(p) != "Part" {
                 return Err(ModelError::at_line(
                     self.line(p),
@@ -142,7 +141,7 @@ impl<'a> Reader<'_, 'a> {
         )?;
         self.require_empty(sets, "GeneralConstraintSets")?;
         if let Some(joints) = self.child(sets, "Joints") {
-            for &j in self.kids(joints) {
+            for j in self.kids(joints) {
                 let joint = self.joint(j, &assembly)?;
                 if joint.i.part == joint.j.part {
                     // Both markers on one part: nothing to move or hold. Recorded, not
@@ -159,12 +158,12 @@ impl<'a> Reader<'_, 'a> {
             }
         }
         if let Some(limits) = self.child(sets, "Limits") {
-            for &l in self.kids(limits) {
+            for l in self.kids(limits) {
                 self.limit(l, &mut assembly)?;
             }
         }
         if let Some(motions) = self.child(sets, "Motions") {
-            for &m in self.kids(motions) {
+            for m in self.kids(motions) {
                 self.motion(m, &mut assembly, &mut extra)?;
             }
         }
@@ -174,7 +173,7 @@ impl<'a> Reader<'_, 'a> {
             forces.gravity = Some(self.vec3(g)?.map(Scalar::Number));
         }
         if let Some(ft) = self.child(root, "ForceTorques") {
-            for &f in self.kids(ft) {
+            for f in self.kids(ft) {
                 forces.springs.push(self.spring(f, &assembly)?);
             }
         }

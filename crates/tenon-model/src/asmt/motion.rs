@@ -206,7 +206,7 @@ impl<'a> Reader<'_, 'a> {
     /// The line of `key`'s formula (its value), else the item's.
     fn formula_line(&self, item: usize, key: &str) -> usize {
         self.child(item, key)
-            .and_then(|k| self.kids(k).first().copied())
+            .and_then(|k| self.kids(k).first())
             .map_or_else(|| self.line(item), |v| self.line(v))
     }
 
@@ -245,7 +245,7 @@ impl<'a> Reader<'_, 'a> {
         }
         let order_item = self.req(m, "RotationOrder")?;
         let order: Vec<usize> = self
-            .numbers(self.kids(order_item).first().copied().unwrap_or(order_item))?
+            .numbers(self.kids(order_item).first().unwrap_or(order_item))?
             .iter()
             .map(|&x| x as usize)
             .collect();

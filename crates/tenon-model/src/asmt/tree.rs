@@ -16,17 +16,21 @@ pub(super) struct Node<'a> {
     text: &'a str,
     /// `text` without white space around it (what keys are compared with).
     trimmed: &'a str,
-    parent: usize,
+    /// The node after this one's last descendant: nodes are in file order, so a node's
+    /// descendants are the nodes up to `end`, its first child (if any) is the next node,
+    /// and each next child is where the one before ends.
+    end: usize,
 }
 
 /// The indentation tree of the part of the file before `TimeSeries`.
+///
+/// Architecture invariant: nodes are in file order (a pre-order of the tree), and each
+/// node's `end` is one past its last descendant; a node's children are reached by
+/// jumping from one child's `end` to the next ([`Kids`]), with no lists of children (the
+/// lists had cost two zeroed arrays and a counting sort per read).
 #[derive(Debug)]
 pub(super) struct Tree<'a> {
     pub(super) nodes: Vec<Node<'a>>,
-    /// Node `n`'s children are `children[child_start[n]..child_start[n + 1]]` (one list
-    /// for the whole tree, not one per line).
-    children: Vec<usize>,
-    child_start: Vec<usize>,
     /// The line of `TimeSeries` and where it starts in the text, when the file has the
     /// block.
     time_series: Option<(usize, usize)>,
@@ -47,7 +51,7 @@ impl<'a> Tree<'a> {
             line: 0,
             text: "",
             trimmed: "",
-            parent: ROOT,
+            end: usize::MAX,
         });
         // The open ancestors: `open[d]` is the last line of depth `d - 1` (the root's
         // depth is -1), as each line is one tab deeper than its parent.
@@ -94,38 +98,34 @@ impl<'a> Tree<'a> {
                     ),
                 ));
             }
-            open.truncate(tabs + 1);
-            let parent = open[tabs];
             let id = nodes.len();
+            // The lines left open deeper than this one's parent end here.
+            for &done in open.get(tabs + 1..).unwrap_or_default() {
+                if let Some(node) = nodes.get_mut(done) {
+                    node.end = id;
+                }
+            }
+            open.truncate(tabs + 1);
             nodes.push(Node {
                 line,
                 text: content,
                 trimmed,
-                parent,
+                end: usize::MAX,
             });
             open.push(id);
             if from > bytes.len() {
                 break;
             }
         }
-        // Children grouped by parent, in file order (a counting sort over the lines).
-        let mut child_start = vec![0; nodes.len() + 1];
-        for node in nodes.iter().skip(1) {
-            child_start[node.parent + 1] += 1;
-        }
-        for k in 1..child_start.len() {
-            child_start[k] += child_start[k - 1];
-        }
-        let mut fill = child_start.clone();
-        let mut children = vec![0; nodes.len().saturating_sub(1)];
-        for (id, node) in nodes.iter().enumerate().skip(1) {
-            children[fill[node.parent]] = id;
-            fill[node.parent] += 1;
+        // The lines still open end with the tree.
+        let count = nodes.len();
+        for &done in &open {
+            if let Some(node) = nodes.get_mut(done) {
+                node.end = count;
+            }
         }
         Ok(Tree {
             nodes,
-            children,
-            child_start,
             time_series,
             text,
         })
@@ -145,6 +145,44 @@ impl<'a> Tree<'a> {
 
     pub(super) fn node(&self, n: usize) -> &Node<'a> {
         &self.nodes[n]
+    }
+}
+
+/// The children of a node, in file order: from the node after it, each next one where
+/// the one before ends, up to where the node itself ends.
+#[derive(Clone)]
+pub(super) struct Kids<'t, 'a> {
+    nodes: &'t [Node<'a>],
+    next: usize,
+    end: usize,
+}
+
+impl Kids<'_, '_> {
+    pub(super) fn is_empty(&self) -> bool {
+        self.next >= self.end
+    }
+
+    /// The first child.
+    pub(super) fn first(&self) -> Option<usize> {
+        (!self.is_empty()).then_some(self.next)
+    }
+}
+
+impl Iterator for Kids<'_, '_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        if self.is_empty() {
+            return None;
+        }
+        let child = self.next;
+        // A child ends no later than its parent (the parse sets every `end`); the jump
+        // is held to the parent's end so that the walk stops whatever a node holds.
+        self.next = self
+            .nodes
+            .get(child)
+            .map_or(self.end, |c| c.end.clamp(child + 1, self.end));
+        Some(child)
     }
 }
 
@@ -249,7 +287,7 @@ pub(super) fn trim(s: &str) -> &str {
     }
 }
 
-impl<'a> Reader<'_, 'a> {
+impl<'t, 'a> Reader<'t, 'a> {
     pub(super) fn text(&self, n: usize) -> &'a str {
         self.tree.node(n).text
     }
@@ -263,19 +301,17 @@ impl<'a> Reader<'_, 'a> {
         self.tree.node(n).line
     }
 
-    pub(super) fn kids(&self, n: usize) -> &[usize] {
-        let tree = self.tree;
-        match (tree.child_start.get(n), tree.child_start.get(n + 1)) {
-            (Some(&a), Some(&b)) => &tree.children[a..b],
-            _ => &[],
+    pub(super) fn kids(&self, n: usize) -> Kids<'t, 'a> {
+        let nodes = &self.tree.nodes[..];
+        Kids {
+            nodes,
+            next: n + 1,
+            end: nodes.get(n).map_or(0, |node| node.end.min(nodes.len())),
         }
     }
 
     pub(super) fn child(&self, n: usize, key: &str) -> Option<usize> {
-        self.kids(n)
-            .iter()
-            .copied()
-            .find(|&c| same_key(self.key(c), key))
+        self.kids(n).find(|&c| same_key(self.key(c), key))
     }
 
     pub(super) fn req(&self, n: usize, key: &str) -> Result<usize> {
@@ -286,7 +322,7 @@ impl<'a> Reader<'_, 'a> {
 
     /// Refuses children other than `known`.
     pub(super) fn only(&self, n: usize, known: &[&str]) -> Result<()> {
-        for &c in self.kids(n) {
+        for c in self.kids(n) {
             let key = self.key(c);
             if !known.iter().any(|k| same_key(k, key)) {
                 return Err(ModelError::at_line(
@@ -300,14 +336,15 @@ impl<'a> Reader<'_, 'a> {
 
     /// The one value line under item `n`.
     pub(super) fn value(&self, n: usize) -> Result<&'a str> {
-        match self.kids(n) {
-            [v] => Ok(self.key(*v)),
-            [] => Err(ModelError::at_line(
+        let mut kids = self.kids(n);
+        match (kids.next(), kids.next()) {
+            (Some(v), None) => Ok(self.key(v)),
+            (None, _) => Err(ModelError::at_line(
                 self.line(n),
                 format!("'{}' has no value", self.key(n)),
             )),
-            [_, extra, ..] => Err(ModelError::at_line(
-                self.line(*extra),
+            (Some(_), Some(extra)) => Err(ModelError::at_line(
+                self.line(extra),
                 format!("'{}' has more than one value line", self.key(n)),
             )),
         }
@@ -383,29 +420,36 @@ impl<'a> Reader<'_, 'a> {
     }
 
     pub(super) fn vec3(&self, n: usize) -> Result<[f64; 3]> {
-        let [line] = self.kids(n) else {
+        let mut kids = self.kids(n);
+        let (Some(line), None) = (kids.next(), kids.next()) else {
             return Err(ModelError::at_line(
                 self.line(n),
                 format!("'{}' needs one line of 3 numbers", self.key(n)),
             ));
         };
-        self.three_numbers(*line)
+        self.three_numbers(line)
     }
 
     pub(super) fn pose(&self, n: usize) -> Result<Pose> {
         let position = self.vec3(self.req(n, "Position3D")?)?;
         let rm = self.req(n, "RotationMatrix")?;
-        let rows = self.kids(rm);
-        if rows.len() != 3 {
+        let mut rows = self.kids(rm);
+        let (Some(r0), Some(r1), Some(r2), None) =
+            (rows.next(), rows.next(), rows.next(), rows.next())
+        else {
             return Err(ModelError::at_line(
                 self.line(rm),
-                format!("a rotation matrix has 3 rows, found {}", rows.len()),
+                format!(
+                    "a rotation matrix has 3 rows, found {}",
+                    self.kids(rm).count()
+                ),
             ));
-        }
-        let mut m = [[0.0; 3]; 3];
-        for (r, &row) in rows.iter().enumerate() {
-            m[r] = self.three_numbers(row)?;
-        }
+        };
+        let m = [
+            self.three_numbers(r0)?,
+            self.three_numbers(r1)?,
+            self.three_numbers(r2)?,
+        ];
         // Exported matrices carry rounding (seen: 1e-6 in cirpendu.asmt); they must be
         // rotations within ASMT_MATRIX_TOLERANCE and are made exact through the quaternion.
         crate::placement::check_rotation_matrix_within(&m, ASMT_MATRIX_TOLERANCE)
@@ -419,14 +463,19 @@ impl<'a> Reader<'_, 'a> {
     /// Every line below `n`, indented relative to it: kept verbatim in `extra`.
     pub(super) fn raw_block(&self, n: usize) -> Value {
         let mut out = Vec::new();
-        let mut stack: Vec<(usize, usize)> = self.kids(n).iter().rev().map(|&c| (c, 0)).collect();
+        let reversed = |n: usize, depth: usize| {
+            let mut kids: Vec<(usize, usize)> = self.kids(n).map(|c| (c, depth)).collect();
+            kids.reverse();
+            kids
+        };
+        let mut stack = reversed(n, 0);
         while let Some((c, depth)) = stack.pop() {
             out.push(Value::String(format!(
                 "{}{}",
                 "\t".repeat(depth),
                 self.text(c)
             )));
-            stack.extend(self.kids(c).iter().rev().map(|&g| (g, depth + 1)));
+            stack.extend(reversed(c, depth + 1));
         }
         Value::Array(out)
     }
@@ -436,14 +485,13 @@ impl<'a> Reader<'_, 'a> {
     /// [`ExtraMap::insert_block`](super::extra::ExtraMap::insert_block) writes as
     /// [`Self::raw_block`]'s list when it is asked for.
     pub(super) fn block_lines(&self, n: usize) -> &'a str {
-        let (Some(&first), Some(&top)) = (self.kids(n).first(), self.kids(n).last()) else {
+        let kids = self.kids(n);
+        let Some(first) = kids.first() else {
             return "";
         };
-        // The last line of the block: the last child's last descendant.
-        let mut last = top;
-        while let Some(&k) = self.kids(last).last() {
-            last = k;
-        }
+        // The last line of the block: the node before where `n` ends (its last
+        // descendant, the nodes being in file order).
+        let last = kids.end - 1;
         let whole = self.tree.text;
         let offset = |s: &str| (s.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize);
         // The first line's start: before its tabs.
@@ -459,13 +507,13 @@ impl<'a> Reader<'_, 'a> {
 
     pub(super) fn require_empty(&self, n: usize, key: &str) -> Result<()> {
         match self.child(n, key) {
-            Some(item) if !self.kids(item).is_empty() => Err(ModelError::at_line(
-                self.line(self.kids(item)[0]),
-                format!(
-                    "'{}' under '{key}' is not supported yet",
-                    self.key(self.kids(item)[0])
-                ),
-            )),
+            Some(item) if !self.kids(item).is_empty() => {
+                let first = self.kids(item).first().unwrap_or(item);
+                Err(ModelError::at_line(
+                    self.line(first),
+                    format!("'{}' under '{key}' is not supported yet", self.key(first)),
+                ))
+            }
             _ => Ok(()),
         }
     }
@@ -473,8 +521,70 @@ impl<'a> Reader<'_, 'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{leading_tabs, line_length, same_key, three_whole_digits, trim};
+    use super::{leading_tabs, line_length, same_key, three_whole_digits, trim, Tree, ROOT};
     use crate::asmt::number::parse_number;
+    use crate::asmt::Reader;
+
+    /// Children found by jumping over subtrees ([`super::Kids`]) are the lines one tab
+    /// deeper than their parent that follow it until a line as shallow as the parent
+    /// (found here from the tabs before each line's text), in file order: over the
+    /// bundled `.asmt` files, the corpus beside the project when it is there, and a text
+    /// with blank lines, tab-only lines and `\r`.
+    #[test]
+    fn children_are_the_lines_one_tab_deeper_until_the_subtree_ends() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let mut texts = vec![
+            "Assembly\r\n\tA\r\n\t\ta1\n\n\t\ta2\n\t\t\n\tB\n\t\tb1\n\t\t\tb11\n\tC\nX".to_string(),
+        ];
+        for dir in ["fixtures/asmt", "../shared/external/ondsel-asmt"] {
+            let Ok(entries) = std::fs::read_dir(format!("{root}/{dir}")) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if entry.path().extension().is_some_and(|e| e == "asmt") {
+                    texts.push(std::fs::read_to_string(entry.path()).unwrap_or_default());
+                }
+            }
+        }
+        assert!(texts.len() > 3, "{} texts", texts.len());
+        let mut checked = 0;
+        for text in &texts {
+            let Ok(tree) = Tree::parse(text) else {
+                continue;
+            };
+            let reader = Reader {
+                tree: &tree,
+                contact_markers: Default::default(),
+                curves: Default::default(),
+            };
+            // Each node's depth: the tabs before its text on its line (the root's -1).
+            let depth = |n: usize| -> i64 {
+                if n == ROOT {
+                    return -1;
+                }
+                let at = tree.nodes[n].text.as_ptr() as usize - text.as_ptr() as usize;
+                let start = text[..at].rfind('\n').map_or(0, |k| k + 1);
+                (at - start) as i64
+            };
+            for n in 0..tree.nodes.len() {
+                let mut expected = Vec::new();
+                for c in n + 1..tree.nodes.len() {
+                    if depth(c) <= depth(n) {
+                        break;
+                    }
+                    if depth(c) == depth(n) + 1 {
+                        expected.push(c);
+                    }
+                }
+                let found: Vec<usize> = reader.kids(n).collect();
+                assert_eq!(found, expected, "node {n} (line {})", reader.line(n));
+                assert_eq!(reader.kids(n).first(), expected.first().copied());
+                assert_eq!(reader.kids(n).is_empty(), expected.is_empty());
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000, "{checked} nodes");
+    }
 
     proptest::proptest! {
         /// The word-at-a-time line end and leading tabs are a byte-by-byte search's, on
