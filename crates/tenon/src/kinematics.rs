@@ -294,7 +294,7 @@ impl Mechanism {
             if undriven.is_some_and(|n| n > 0) {
                 self.built.system.add_multiplier_rates(&mut rates)?;
             }
-            self.built.rates = Some(rates);
+            self.built.rates = Some(Box::new(rates));
             // The stage tapes of solves with the motions taking part.
             let options = self.run_options();
             let Built {

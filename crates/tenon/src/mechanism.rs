@@ -33,8 +33,10 @@ pub(crate) struct Built {
     pub(crate) stages: Stages,
     pub(crate) state: Vec<f64>,
     pub(crate) params: Vec<f64>,
-    /// The velocity and acceleration equations of kinematic runs, made at the first.
-    pub(crate) rates: Option<tenon_system::RateTape>,
+    /// The velocity and acceleration equations of kinematic runs, made at the first
+    /// (boxed: a static solve never makes them, and a mechanism, moved whole from one
+    /// place to the next as it is built and returned, was 1.4 kB larger with them).
+    pub(crate) rates: Option<Box<tenon_system::RateTape>>,
     /// Whether it has been solved (or dragged) since it was built: from the second
     /// solve on, small clusters' stages get tapes of their own.
     pub(crate) solved: bool,
