@@ -13,7 +13,6 @@
 //! |---|---|
 //! | `tree` | the indentation tree of lines, and reading items from it (numbers, poses, blocks kept verbatim) |
 //! | `number` | numbers: the fast path for the files' decimals, the `d` marker |
-//! | `tiny` | decimals far below one (matrices' rounding noise), read exactly without the full parse |
 //! | `model` | the assembly: parts, markers, mass, joints, springs, gravity, simulation |
 //! | `motion` | motions, general motions and limits; OndselSolver formulas in Tenon's syntax |
 //! | `curves` | `RefCurves` and the curve contacts between them |
@@ -65,7 +64,6 @@ mod model;
 mod motion;
 mod number;
 mod series;
-mod tiny;
 mod tree;
 
 pub(crate) use extra::AsmtExtra;
