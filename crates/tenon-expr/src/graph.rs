@@ -468,10 +468,7 @@ impl ExprGraph {
     }
 
     fn neg_inner(&self, e: ExprId) -> Option<ExprId> {
-        match self.node(e) {
-            Node::Unary(Unary::Neg, x) => Some(x),
-            _ => None,
-        }
+        negated(&self.node(e))
     }
 
     /// Canonical operand order for commutative operations: constants first, then by id.
