@@ -18,6 +18,7 @@
 //! | `curves` | `RefCurves` and the curve contacts between them |
 //! | `extra` | what an element keeps under `extra`: small values as JSON text, blocks as their lines, made JSON text when asked for |
 //! | `series` | the `TimeSeries` block (another solver's poses per frame) |
+//! | `series_lines` | the `TimeSeries` block's line ends and tabs, in one vectorised pass |
 //! | `complete` | a file that ends early is an error: the sections a whole file has, the `TimeSeries` block's shape and counts |
 
 use std::cell::RefCell;
@@ -64,6 +65,7 @@ mod model;
 mod motion;
 mod number;
 mod series;
+mod series_lines;
 mod tree;
 
 pub(crate) use extra::AsmtExtra;
