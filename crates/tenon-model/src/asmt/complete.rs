@@ -8,7 +8,7 @@
 //! its blocks are counted against the assembly's items. Anything else after
 //! `TimeSeries` is refused with its line.
 
-use super::series_lines::BlockLines;
+use super::lines::BlockLines;
 use super::{Reader, Result};
 use crate::error::ModelError;
 
@@ -185,7 +185,12 @@ pub(super) fn check_time_series(
             continue;
         };
         // "PartSeries /Assembly1/Part1" or "PartSeries<tab>/Assembly1/Part1".
-        let kind = head.split(' ').next().unwrap_or(head);
+        // (The first space found byte by byte: heads are short.)
+        let kind = head
+            .bytes()
+            .position(|b| b == b' ')
+            .and_then(|at| head.get(..at))
+            .unwrap_or(head);
         if kind.ends_with("Series") {
             close(&mut open)?;
             match kind {

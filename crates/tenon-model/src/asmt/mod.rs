@@ -11,6 +11,7 @@
 //!
 //! | module | owns |
 //! |---|---|
+//! | `lines` | line ends found in one vectorised pass: the tree's, and the `TimeSeries` block's with their tabs |
 //! | `tree` | the indentation tree of lines, and reading items from it (numbers, poses, blocks kept verbatim) |
 //! | `number` | numbers: the fast path for the files' decimals, the `d` marker |
 //! | `model` | the assembly: parts, markers, mass, joints, springs, gravity, simulation |
@@ -18,7 +19,6 @@
 //! | `curves` | `RefCurves` and the curve contacts between them |
 //! | `extra` | what an element keeps under `extra`: small values as JSON text, blocks as their lines, made JSON text when asked for |
 //! | `series` | the `TimeSeries` block (another solver's poses per frame) |
-//! | `series_lines` | the `TimeSeries` block's line ends and tabs, in one vectorised pass |
 //! | `complete` | a file that ends early is an error: the sections a whole file has, the `TimeSeries` block's shape and counts |
 
 use std::cell::RefCell;
@@ -61,11 +61,11 @@ mod complete;
 mod curves;
 mod extra;
 mod formula;
+mod lines;
 mod model;
 mod motion;
 mod number;
 mod series;
-mod series_lines;
 mod tree;
 
 pub(crate) use extra::AsmtExtra;

@@ -351,10 +351,17 @@ impl<'a> Reader<'_, 'a> {
         let trimmed = path
             .strip_prefix('/')
             .ok_or_else(|| err(format!("marker path '{path}' does not start with '/'")))?;
-        let mut pieces = trimmed.split('/');
-        let (part_id, marker) = match (pieces.next(), pieces.next(), pieces.next(), pieces.next()) {
-            (Some(asm), Some(marker), None, _) => (asm, marker),
-            (Some(_), Some(part), Some(marker), None) => (part, marker),
+        // Split at '/' (ASCII, so at character boundaries) by a look at each byte: the
+        // paths are short, and the library's pattern search set up for each piece cost
+        // more than the search.
+        let cut = |s: &'a str| {
+            let at = s.bytes().position(|b| b == b'/')?;
+            Some((s.get(..at)?, s.get(at + 1..)?))
+        };
+        let pieces = cut(trimmed).map(|(first, rest)| (first, rest, cut(rest)));
+        let (part_id, marker) = match pieces {
+            Some((asm, marker, None)) => (asm, marker),
+            Some((_, _, Some((part, marker)))) if cut(marker).is_none() => (part, marker),
             _ => {
                 return Err(err(format!(
                     "marker path '{path}' is not /Assembly/Part/Marker or /Assembly/Marker"

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::lines::line_ends;
 use super::number::{parse_number, parse_token, scan_decimal};
 use super::{Reader, Result, ASMT_MATRIX_TOLERANCE};
 use crate::error::ModelError;
@@ -43,10 +44,20 @@ pub(super) const ROOT: usize = 0;
 impl<'a> Tree<'a> {
     pub(super) fn parse(text: &'a str) -> Result<Self> {
         let bytes = text.as_bytes();
-        // A node per line before `TimeSeries` at most (counted at once: the list had
-        // grown by copying itself several times in a large file).
-        let head = memchr::memmem::find(bytes, b"\nTimeSeries").map_or(bytes, |end| &bytes[..end]);
-        let mut nodes = Vec::with_capacity(bytecount::count(head, b'\n') + 2);
+        // Where each line ends, up to the `TimeSeries` line's end (the loop stops at
+        // that line), or the text's end without it.
+        let series_at = memchr::memmem::find(bytes, b"\nTimeSeries");
+        let mut ends = line_ends(series_at.map_or(bytes, |at| &bytes[..at]));
+        if let Some(at) = series_at {
+            ends.push(at);
+            let rest = bytes.get(at + 1..).unwrap_or_default();
+            ends.push(memchr::memchr(b'\n', rest).map_or(bytes.len(), |end| at + 1 + end));
+        } else {
+            ends.push(bytes.len());
+        }
+        // A node per line at most (counted at once: the list had grown by copying
+        // itself several times in a large file).
+        let mut nodes = Vec::with_capacity(ends.len() + 1);
         nodes.push(Node {
             line: 0,
             text: "",
@@ -59,10 +70,10 @@ impl<'a> Tree<'a> {
         let mut time_series = None;
         let mut from = 0;
         let mut line = 0;
-        loop {
+        for &end in &ends {
             line += 1;
             let rest = bytes.get(from..).unwrap_or_default();
-            let len = line_length(rest);
+            let len = end.saturating_sub(from).min(rest.len());
             let line_start = from;
             let raw = &rest[..len];
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
@@ -191,33 +202,6 @@ impl Iterator for Kids<'_, '_> {
 fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
     let chunk: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
     Some(u64::from_le_bytes(chunk))
-}
-
-/// Words of a line searched eight bytes at a time for its end before the rest is left
-/// to `memchr` (most lines of these files are shorter; a vectorised search of a short
-/// line costs more in its set-up than in its search).
-const SHORT_LINE_WORDS: usize = 4;
-
-/// Bytes before the first `'\n'` of `bytes` (all of them without one).
-#[inline]
-fn line_length(bytes: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    let mut searched = 0;
-    while searched < 8 * SHORT_LINE_WORDS {
-        let Some(word) = word_at(bytes, searched) else {
-            break;
-        };
-        // A zero byte of `x` is a line end; the lowest set high bit of `found` is the
-        // first (a borrow only sets bits above a zero byte).
-        let x = word ^ (ONES * u64::from(b'\n'));
-        let found = x.wrapping_sub(ONES) & !x & (ONES << 7);
-        if found != 0 {
-            return searched + (found.trailing_zeros() / 8) as usize;
-        }
-        searched += 8;
-    }
-    let rest = &bytes[searched..];
-    searched + memchr::memchr(b'\n', rest).unwrap_or(rest.len())
 }
 
 /// Tabs at the start of `bytes`, eight bytes at a time.
@@ -521,7 +505,7 @@ impl<'t, 'a> Reader<'t, 'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{leading_tabs, line_length, same_key, three_whole_digits, trim, Tree, ROOT};
+    use super::{leading_tabs, same_key, three_whole_digits, trim, Tree, ROOT};
     use crate::asmt::number::parse_number;
     use crate::asmt::Reader;
 
@@ -588,12 +572,34 @@ mod tests {
         println!("{} texts, {checked} nodes' children compared", texts.len());
     }
 
+    /// The tree stops at the first unindented `TimeSeries` line, wherever it is (the
+    /// first line, after `\r\n`, the last line without a line end), and only there.
+    #[test]
+    fn the_tree_ends_at_the_time_series_line() {
+        let cases = [
+            ("TimeSeries\nNumber", Some((1, 0)), 1),
+            ("A\n\tB\nTimeSeries\nNumber\t1", Some((3, 5)), 3),
+            ("A\r\n\tB\r\nTimeSeries\r\n", Some((3, 7)), 3),
+            ("A\n\tTimeSeries\nTimeSeries", Some((3, 14)), 3),
+            ("A\n\tB\n", None, 3),
+            ("A\nTimeSeriesX\n\tB", Some((2, 2)), 2),
+            ("", None, 1),
+        ];
+        for (text, start, nodes) in cases {
+            let Ok(tree) = Tree::parse(text) else {
+                panic!("{text:?} does not parse");
+            };
+            assert_eq!(tree.time_series_start(), start, "{text:?}");
+            assert_eq!(tree.nodes.len(), nodes, "{text:?}");
+        }
+    }
+
     proptest::proptest! {
-        /// The word-at-a-time line end and leading tabs are a byte-by-byte search's, on
-        /// texts of every length around the word and the short-line limit, with line
-        /// ends, tabs, `\r`, spaces and bytes with the high bit set anywhere.
+        /// The word-at-a-time leading tabs are a byte-by-byte search's, on texts of
+        /// every length around the word, with line ends, tabs, `\r`, spaces and bytes
+        /// with the high bit set anywhere.
         #[test]
-        fn line_ends_and_tabs_are_a_byte_by_byte_search(
+        fn leading_tabs_are_a_byte_by_byte_search(
             text in proptest::collection::vec(
                 proptest::sample::select(vec![b'\t', b'\n', b'\r', b' ', b'a', 0x0a ^ 0x80, 0x89, 0]),
                 0..80,
@@ -602,8 +608,6 @@ mod tests {
         ) {
             let mut bytes = vec![b'\t'; tabs];
             bytes.extend(&text);
-            let end = bytes.iter().position(|&b| b == b'\n').unwrap_or(bytes.len());
-            proptest::prop_assert_eq!(line_length(&bytes), end);
             let leading = bytes.iter().take_while(|&&b| b == b'\t').count();
             proptest::prop_assert_eq!(leading_tabs(&bytes), leading);
         }

@@ -1,4 +1,10 @@
-//! The lines of a `TimeSeries` block and the tabs on each, found in one pass.
+//! Line ends found in one vectorised pass: those of the text before `TimeSeries` (the
+//! tree's lines), and those of the `TimeSeries` block with the tabs on each line.
+//!
+//! The tree's lines are short (26 bytes on average in `fourbar.asmt`): a search per line
+//! for its end (eight bytes at a time, then `memchr`) left the next line's start waiting
+//! on the search and the branch leaving it, mispredicted at most lines. The ends listed
+//! first, 64 bytes a step, make the tree's loop a walk over a list.
 //!
 //! A `TimeSeries` block is most of a large `.asmt` file (150 kB of the 160 kB of
 //! `fourbar.asmt`), and all that is checked of it is its shape: where each line ends,
@@ -7,6 +13,27 @@
 //! after tabs, one for line ends, a tab count per line) read the block three times; on
 //! CPUs with AVX2 one pass finds all three, 64 bytes a step. Elsewhere the separate
 //! passes remain, and they are the reference the vectorised pass is tested against.
+
+/// The offset of every `'\n'` in `text`, in order.
+pub(super) fn line_ends(text: &[u8]) -> Vec<usize> {
+    pulp::Arch::new().dispatch(Ends(text))
+}
+
+/// [`line_ends`], compiled for the best instruction set [`pulp`] finds.
+struct Ends<'a>(&'a [u8]);
+
+impl pulp::WithSimd for Ends<'_> {
+    type Output = Vec<usize>;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _simd: S) -> Vec<usize> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(v3) = pulp::x86::V3::try_new() {
+            return avx2::line_ends(v3, self.0);
+        }
+        memchr::memchr_iter(b'\n', self.0).collect()
+    }
+}
 
 /// Where each line of a block ends and the tabs it holds, and whether a tab anywhere is
 /// followed by a byte at or below the space (white space or another control byte).
@@ -185,6 +212,35 @@ mod avx2 {
         step
     }
 
+    /// The line ends of `text`, 64 bytes a step: each step's line ends as a bit mask,
+    /// its set bits listed; the bytes after the last whole step one by one.
+    #[inline(always)]
+    pub(super) fn line_ends(v3: V3, text: &[u8]) -> Vec<usize> {
+        let newline = v3.avx._mm256_set1_epi8(b'\n' as i8);
+        let steps = text.len() / 64;
+        let here: &[[u8; 32]] = cast_slice(text.get(..steps * 64).unwrap_or_default());
+        // A line is rarely shorter than 8 bytes: grown past that only.
+        let mut ends = Vec::with_capacity(text.len() / 8 + 8);
+        for (step, h) in here.chunks_exact(2).enumerate() {
+            let (v0, v1): (__m256i, __m256i) = (cast(h[0]), cast(h[1]));
+            let mut found = bits(
+                v3,
+                [
+                    v3.avx2._mm256_cmpeq_epi8(v0, newline),
+                    v3.avx2._mm256_cmpeq_epi8(v1, newline),
+                ],
+            );
+            while found != 0 {
+                ends.push(step * 64 + found.trailing_zeros() as usize);
+                found &= found - 1;
+            }
+        }
+        let done = steps * 64;
+        let rest = text.get(done..).unwrap_or_default();
+        ends.extend(memchr::memchr_iter(b'\n', rest).map(|at| done + at));
+        ends
+    }
+
     /// The block in 64-byte steps, as two 32-byte vectors and the same two one byte on
     /// (the byte after each tab). A step without a line end only adds its tabs to
     /// per-byte counters; a step with one has its tabs split at each line end from the
@@ -261,7 +317,7 @@ mod avx2 {
 
 #[cfg(test)]
 mod tests {
-    use super::{blank_or_not_ascii, separate_passes, BlockLines};
+    use super::{blank_or_not_ascii, line_ends, separate_passes, BlockLines};
 
     fn check(block: &[u8]) {
         let want = separate_passes(block);
@@ -291,6 +347,19 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The line ends found 64 bytes a step are `memchr`'s.
+        #[test]
+        fn line_ends_are_the_newlines(
+            text in proptest::collection::vec(
+                proptest::sample::select(vec![b'\t', b' ', b'a', b'\n', b'\r', 0xC3]),
+                0..700,
+            ),
+        ) {
+            let want: Vec<usize> = memchr::memchr_iter(b'\n', &text).collect();
+            proptest::prop_assert_eq!(line_ends(&text), want);
+        }
+
+
         /// The one pass agrees with the separate passes (as compiled for this CPU) on
         /// blocks of every length around the step, with tabs, blanks, line ends and
         /// control bytes anywhere.
