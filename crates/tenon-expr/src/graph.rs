@@ -70,6 +70,53 @@ pub struct ExprGraph {
     pub(crate) compile_scratch: crate::compile::CompileScratch,
 }
 
+/// The scratch lists of a graph's walks and compiles, handed on from a graph dropped to
+/// the next one made on the same thread: a CAD host rebuilds its assembly at every edit,
+/// and a small build had allocated them anew each time (some twenty allocations, and
+/// per-node lists zeroed). They hold nothing a walk reads before writing: the per-node
+/// marks carry the stamp of the walk that set them, and the stamp goes on counting from
+/// the last graph's, so a mark left by that graph is never taken for a new one.
+struct Recycled {
+    marks: Vec<u32>,
+    marks_stamp: u32,
+    marks_stack: Vec<ExprId>,
+    shape: crate::shape::ShapeScratch,
+    compile: crate::compile::CompileScratch,
+}
+
+/// Most nodes a graph may have had for its scratch to be handed on (larger lists are
+/// freed: a large build's allocations are a small part of it, and a thread should not
+/// hold megabytes for the next small one).
+const RECYCLED_NODES: usize = 1 << 14;
+
+thread_local! {
+    static RECYCLED: std::cell::Cell<Option<Recycled>> = const { std::cell::Cell::new(None) };
+}
+
+impl Recycled {
+    fn take() -> Option<Recycled> {
+        RECYCLED.try_with(|r| r.take()).ok().flatten()
+    }
+}
+
+impl Drop for ExprGraph {
+    fn drop(&mut self) {
+        // (Every list of the shape scratch holds at most one entry a node.)
+        if self.marks.len() > RECYCLED_NODES || self.shape_scratch.nodes() > RECYCLED_NODES {
+            return;
+        }
+        let recycled = Recycled {
+            marks: std::mem::take(&mut self.marks),
+            marks_stamp: self.marks_stamp,
+            marks_stack: std::mem::take(&mut self.marks_stack),
+            shape: std::mem::take(&mut self.shape_scratch),
+            compile: std::mem::take(&mut self.compile_scratch),
+        };
+        // (A thread being torn down has no slot left: the lists are then freed.)
+        let _ = RECYCLED.try_with(|r| r.set(Some(recycled)));
+    }
+}
+
 impl Default for ExprGraph {
     fn default() -> Self {
         Self::new()
@@ -199,6 +246,13 @@ impl ExprGraph {
             templates: Default::default(),
             compile_scratch: Default::default(),
         };
+        if let Some(r) = Recycled::take() {
+            g.marks = r.marks;
+            g.marks_stamp = r.marks_stamp;
+            g.marks_stack = r.marks_stack;
+            g.shape_scratch = r.shape;
+            g.compile_scratch = r.compile;
+        }
         if nodes > 0 {
             g.reserve(nodes);
         }

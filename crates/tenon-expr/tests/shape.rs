@@ -278,3 +278,33 @@ fn graphs_made_in_turn_compile_the_same_tape() {
         assert_eq!(bits(&again.2), bits(&first.2));
     }
 }
+
+/// A graph made after others were dropped on the same thread takes over their scratch
+/// lists (their marks and stamps): its tapes and its walks are a fresh thread's, byte for
+/// byte, whatever the sizes before it (larger, smaller, the same).
+#[test]
+fn a_graph_made_after_others_were_dropped_compiles_as_a_fresh_one() {
+    let compile = |parts: usize| {
+        let mut s = assembly_shaped(parts);
+        let groups: Vec<u32> = (0..s.outputs.len()).map(|k| (k / 5) as u32).collect();
+        let columns = LocalColumns::new(&s.columns).unwrap();
+        let tape = s
+            .graph
+            .compile_local_by_shape_in(&s.outputs, &groups, &columns)
+            .unwrap();
+        let outputs = s.outputs.clone();
+        let vars: Vec<Vec<VarId>> = outputs.iter().map(|&o| s.graph.vars_of_marked(o)).collect();
+        let (r, j) = run(&tape, &s.values, &[]);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<u64>>();
+        (tape.pattern().clone(), bits(&r), bits(&j), vars)
+    };
+    let fresh = |parts: usize| std::thread::spawn(move || compile(parts)).join().unwrap();
+    for sizes in [[40, 12, 12], [3, 40, 7], [12, 12, 12]] {
+        let on_one_thread = std::thread::spawn(move || sizes.map(compile))
+            .join()
+            .unwrap();
+        for (k, got) in on_one_thread.into_iter().enumerate() {
+            assert!(got == fresh(sizes[k]), "sizes {sizes:?}, graph {k}");
+        }
+    }
+}

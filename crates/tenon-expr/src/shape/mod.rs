@@ -379,6 +379,13 @@ pub(crate) struct ShapeScratch {
     nodes_hash: Option<u64>,
 }
 
+impl ShapeScratch {
+    /// Nodes the per-node list has room for.
+    pub(crate) fn nodes(&self) -> usize {
+        self.seen.len()
+    }
+}
+
 /// Templates a graph uses, by shape (each also in the process-wide [`SHARED`] cache
 /// while it has room).
 #[derive(Clone, Debug, Default)]

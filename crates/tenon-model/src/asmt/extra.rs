@@ -112,7 +112,7 @@ impl ExtraMap {
         key: impl Into<Cow<'static, str>>,
         write: impl FnOnce(&mut String),
     ) {
-        let range = self.append(write);
+        let range = self.append(0, write);
         self.set(key.into(), Item::Json(range));
     }
 
@@ -136,14 +136,17 @@ impl ExtraMap {
     /// has them, from the start of the first to the end of the last (the value is the
     /// list of the lines, each without the block's own indentation).
     pub(super) fn insert_block(&mut self, key: impl Into<Cow<'static, str>>, lines: &str) {
-        let range = self.append(|out| out.push_str(lines));
+        let range = self.append(lines.len(), |out| out.push_str(lines));
         self.set(key.into(), Item::Block(range));
     }
 
-    fn append(&mut self, write: impl FnOnce(&mut String)) -> Range<usize> {
+    /// Appends what `write` writes (`len` bytes or about).
+    fn append(&mut self, len: usize, write: impl FnOnce(&mut String)) -> Range<usize> {
         if self.values.capacity() == 0 {
-            // Room for the usual small items at once (a block reserves its own).
-            self.values.reserve(VALUES_ROOM);
+            // Room for the usual small items at once, and for this one (a block's
+            // lines, often the first item: a file's notes), in one allocation rather
+            // than a second one and a copy.
+            self.values.reserve(VALUES_ROOM + len);
         }
         let start = self.values.len();
         write(&mut self.values);
