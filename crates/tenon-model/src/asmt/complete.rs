@@ -9,6 +9,7 @@
 //! `TimeSeries` is refused with its line.
 
 use super::lines::BlockLines;
+use super::tree::trim_end;
 use super::{Reader, Result};
 use crate::error::ModelError;
 
@@ -125,7 +126,7 @@ pub(super) fn check_time_series(
             // Cut at a tab (ASCII), so on a character boundary: the line's own text,
             // not validated again as UTF-8 byte by byte.
             let head = line.get(..first)?;
-            return Some((head.trim_end(), tabs));
+            return Some((trim_end(head), tabs));
         }
         let mut head: Option<&str> = None;
         let mut count = 0;

@@ -153,20 +153,38 @@ mod avx2 {
         Some([cast(h[0]), cast(h[1]), cast(n[0]), cast(n[1])])
     }
 
+    /// The bytes compared with: a tab, a line end, and the byte after the space.
+    #[derive(Clone, Copy)]
+    struct Splats {
+        tab: __m256i,
+        newline: __m256i,
+        above: __m256i,
+    }
+
+    impl Splats {
+        #[inline(always)]
+        fn new(v3: V3) -> Splats {
+            let splat = |b: u8| v3.avx._mm256_set1_epi8(b as i8);
+            Splats {
+                tab: splat(b'\t'),
+                newline: splat(b'\n'),
+                above: splat(b' ' + 1),
+            }
+        }
+    }
+
     /// Per byte of a step: whether it is a tab, whether it is a line end, and whether
     /// it is a tab followed by a [`super::blank_or_not_ascii`] byte (`next <= ' '` as
     /// signed bytes, one comparison: `' ' + 1 > next`).
     #[inline(always)]
-    fn classify(v3: V3, [v0, v1, w0, w1]: [__m256i; 4]) -> [[__m256i; 2]; 3] {
-        let (avx, avx2) = (v3.avx, v3.avx2);
-        let splat = |b: u8| avx._mm256_set1_epi8(b as i8);
-        let (tab, newline, above) = (splat(b'\t'), splat(b'\n'), splat(b' ' + 1));
-        let t0 = avx2._mm256_cmpeq_epi8(v0, tab);
-        let t1 = avx2._mm256_cmpeq_epi8(v1, tab);
-        let b0 = avx2._mm256_cmpgt_epi8(above, w0);
-        let b1 = avx2._mm256_cmpgt_epi8(above, w1);
-        let n0 = avx2._mm256_cmpeq_epi8(v0, newline);
-        let n1 = avx2._mm256_cmpeq_epi8(v1, newline);
+    fn classify(v3: V3, s: Splats, [v0, v1, w0, w1]: [__m256i; 4]) -> [[__m256i; 2]; 3] {
+        let avx2 = v3.avx2;
+        let t0 = avx2._mm256_cmpeq_epi8(v0, s.tab);
+        let t1 = avx2._mm256_cmpeq_epi8(v1, s.tab);
+        let b0 = avx2._mm256_cmpgt_epi8(s.above, w0);
+        let b1 = avx2._mm256_cmpgt_epi8(s.above, w1);
+        let n0 = avx2._mm256_cmpeq_epi8(v0, s.newline);
+        let n1 = avx2._mm256_cmpeq_epi8(v1, s.newline);
         [
             [t0, t1],
             [n0, n1],
@@ -189,27 +207,30 @@ mod avx2 {
     fn until_line_end(
         v3: V3,
         (here, next): (&[[u8; 32]], &[[u8; 32]]),
-        mut step: usize,
+        step: usize,
         limit: usize,
         counts: &mut __m256i,
     ) -> usize {
         let avx2 = v3.avx2;
+        let splats = Splats::new(v3);
+        let (Some(h), Some(n)) = (here.get(2 * step..2 * limit), next.get(2 * step..2 * limit))
+        else {
+            return step;
+        };
         let mut sum = *counts;
-        while step < limit {
-            let Some(loads) = load(here, next, step) else {
-                break;
-            };
-            let [[t0, t1], [n0, n1], [f0, f1]] = classify(v3, loads);
+        for (k, (h, n)) in h.chunks_exact(2).zip(n.chunks_exact(2)).enumerate() {
+            let loads = [cast(h[0]), cast(h[1]), cast(n[0]), cast(n[1])];
+            let [[t0, t1], [n0, n1], [f0, f1]] = classify(v3, splats, loads);
             let stop =
                 avx2._mm256_or_si256(avx2._mm256_or_si256(n0, n1), avx2._mm256_or_si256(f0, f1));
             if avx2._mm256_movemask_epi8(stop) != 0 {
-                break;
+                *counts = sum;
+                return step + k;
             }
             sum = avx2._mm256_add_epi8(sum, avx2._mm256_add_epi8(t0, t1));
-            step += 1;
         }
         *counts = sum;
-        step
+        limit
     }
 
     /// The line ends of `text`, 64 bytes a step: each step's line ends as a bit mask,
@@ -277,7 +298,7 @@ mod avx2 {
             let Some(loads) = load(here, next, step) else {
                 break;
             };
-            let [t, n, f] = classify(v3, loads);
+            let [t, n, f] = classify(v3, Splats::new(v3), loads);
             found |= bits(v3, f) != 0;
             let (mut rest, mut ends) = (bits(v3, t), bits(v3, n));
             while ends != 0 {

@@ -258,6 +258,16 @@ fn same_key(a: &str, b: &str) -> bool {
     }
 }
 
+/// `s` without white space at its end: ASCII trimming where the end is ASCII, Unicode
+/// trimming otherwise (as [`trim`]).
+pub(super) fn trim_end(s: &str) -> &str {
+    let t = s.trim_ascii_end();
+    match t.as_bytes().last() {
+        Some(&b) if !b.is_ascii() || b == 0x0b => t.trim_end(),
+        _ => t,
+    }
+}
+
 /// `s` without white space around it: ASCII trimming where the ends are ASCII (every
 /// line of these files), Unicode trimming otherwise.
 pub(super) fn trim(s: &str) -> &str {
@@ -570,6 +580,24 @@ mod tests {
         }
         assert!(checked > 100, "{checked} nodes");
         println!("{} texts, {checked} nodes' children compared", texts.len());
+    }
+
+    /// Trimming the end is `str::trim_end`, ASCII or not.
+    #[test]
+    fn trimming_the_end_is_the_library_s() {
+        for s in [
+            "",
+            " ",
+            "a",
+            "a \t\r\n",
+            "a\u{b}",
+            "a\u{a0}",
+            "\u{b} \u{2003}",
+            "é ",
+            " a",
+        ] {
+            assert_eq!(super::trim_end(s), s.trim_end(), "{s:?}");
+        }
     }
 
     /// The tree stops at the first unindented `TimeSeries` line, wherever it is (the
