@@ -89,13 +89,37 @@ struct Recycled {
 /// hold megabytes for the next small one).
 const RECYCLED_NODES: usize = 1 << 14;
 
+/// Most scratch sets a thread keeps for graphs to come.
+const RECYCLED_KEPT: usize = 4;
+
 thread_local! {
-    static RECYCLED: std::cell::Cell<Option<Recycled>> = const { std::cell::Cell::new(None) };
+    /// A few, on the heap: a thread-local slot holding the lists themselves took
+    /// so much of the static thread-local block that the Python module (a library loaded
+    /// into a running process, whose thread locals must fit in what is left of that
+    /// block) could no longer be loaded.
+    static RECYCLED: std::cell::RefCell<Vec<Recycled>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Recycled {
     fn take() -> Option<Recycled> {
-        RECYCLED.try_with(|r| r.take()).ok().flatten()
+        RECYCLED
+            .try_with(|r| r.try_borrow_mut().ok().and_then(|mut r| r.pop()))
+            .ok()
+            .flatten()
+    }
+
+    /// Kept for the next graph made (the last kept is the first taken: a build making a
+    /// small graph besides its main one gets each's back), unless [`RECYCLED_KEPT`] are
+    /// kept already. The list keeps its room: no allocation once it has grown.
+    fn give(self) {
+        // (A thread being torn down has no slot left: the lists are then freed.)
+        let _ = RECYCLED.try_with(|r| {
+            if let Ok(mut r) = r.try_borrow_mut() {
+                if r.len() < RECYCLED_KEPT {
+                    r.push(self);
+                }
+            }
+        });
     }
 }
 
@@ -112,8 +136,7 @@ impl Drop for ExprGraph {
             shape: std::mem::take(&mut self.shape_scratch),
             compile: std::mem::take(&mut self.compile_scratch),
         };
-        // (A thread being torn down has no slot left: the lists are then freed.)
-        let _ = RECYCLED.try_with(|r| r.set(Some(recycled)));
+        recycled.give();
     }
 }
 
