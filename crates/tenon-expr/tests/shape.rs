@@ -253,37 +253,12 @@ fn batched_instances_compute_what_their_copies_do() {
 }
 
 /// Graphs made one after another on a thread, of other sizes in between, compile the
-/// same assembly to the same tape, to the bit (a graph's scratch, its walk positions
-/// and lists, never reaches its tapes), on a fresh thread too.
+/// same assembly to the same tape, to the bit, and walk it to the same unknowns, as a
+/// graph on a fresh thread does. A graph takes over the scratch lists of graphs dropped
+/// before it on its thread (their per-node marks with their stamp, the shape walk's and
+/// the compile's lists): none of it may reach a tape or a walk.
 #[test]
 fn graphs_made_in_turn_compile_the_same_tape() {
-    let tape_of = |parts: usize| {
-        let mut s = assembly_shaped(parts);
-        let groups: Vec<u32> = (0..s.outputs.len()).map(|k| (k / 5) as u32).collect();
-        let columns = LocalColumns::new(&s.columns).unwrap();
-        let tape = s
-            .graph
-            .compile_local_by_shape_in(&s.outputs, &groups, &columns)
-            .unwrap();
-        let (r, j) = run(&tape, &s.values, &[]);
-        (tape.pattern().clone(), r, j)
-    };
-    let first = std::thread::spawn(move || tape_of(12)).join().unwrap();
-    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-    for other in [40, 3, 12, 60] {
-        let _ = tape_of(other);
-        let again = tape_of(12);
-        assert_eq!(again.0, first.0);
-        assert_eq!(bits(&again.1), bits(&first.1));
-        assert_eq!(bits(&again.2), bits(&first.2));
-    }
-}
-
-/// A graph made after others were dropped on the same thread takes over their scratch
-/// lists (their marks and stamps): its tapes and its walks are a fresh thread's, byte for
-/// byte, whatever the sizes before it (larger, smaller, the same).
-#[test]
-fn a_graph_made_after_others_were_dropped_compiles_as_a_fresh_one() {
     let compile = |parts: usize| {
         let mut s = assembly_shaped(parts);
         let groups: Vec<u32> = (0..s.outputs.len()).map(|k| (k / 5) as u32).collect();
@@ -299,11 +274,11 @@ fn a_graph_made_after_others_were_dropped_compiles_as_a_fresh_one() {
         (tape.pattern().clone(), bits(&r), bits(&j), vars)
     };
     let fresh = |parts: usize| std::thread::spawn(move || compile(parts)).join().unwrap();
-    for sizes in [[40, 12, 12], [3, 40, 7], [12, 12, 12]] {
-        let on_one_thread = std::thread::spawn(move || sizes.map(compile))
+    for sizes in [[12, 40, 12], [40, 3, 12], [3, 12, 60], [12, 12, 12]] {
+        let in_turn = std::thread::spawn(move || sizes.map(compile))
             .join()
             .unwrap();
-        for (k, got) in on_one_thread.into_iter().enumerate() {
+        for (k, got) in in_turn.into_iter().enumerate() {
             assert!(got == fresh(sizes[k]), "sizes {sizes:?}, graph {k}");
         }
     }

@@ -283,37 +283,30 @@ mod tests {
         // Windows line ends.
         let crlf = series(40, plain).replace('\n', "\r\n");
         assert!(check_time_series(&crlf, 2, (0, 0)).is_ok());
-        // A cell starting with a control byte that is not white space sends the block
-        // to the careful count, which still takes it for a value.
-        let control = |name: &str, frames: usize| {
-            let cells: Vec<&str> = (0..=frames).map(|_| "\u{1}0.5").collect();
-            format!("{name}\t{}\n", cells.join("\t"))
-        };
-        assert!(check_time_series(&series(40, control), 2, (0, 0)).is_ok());
-        let short = series(40, |name, frames| {
-            let row = control(name, frames);
-            if name == "VY" {
-                row.replacen("\t\u{1}0.5\t", "\t\t", 1)
-            } else {
-                row
+        // A cell starting with a control byte that is not white space, or with a
+        // character beyond ASCII, sends the block to the careful count, which still
+        // takes it for a value (and finds a row one value short).
+        for start in ["\u{1}", "é"] {
+            let cell = format!("{start}0.5");
+            let odd = |name: &str, frames: usize| {
+                let cells: Vec<&str> = (0..=frames).map(|_| cell.as_str()).collect();
+                format!("{name}\t{}\n", cells.join("\t"))
+            };
+            assert!(check_time_series(&series(40, odd), 2, (0, 0)).is_ok());
+            // The value emptied, or taken out with its tab.
+            for damage in ["\t\t", "\t"] {
+                let short = series(40, |name, frames| {
+                    let row = odd(name, frames);
+                    if name == "VY" {
+                        row.replacen(&format!("\t{cell}\t"), damage, 1)
+                    } else {
+                        row
+                    }
+                });
+                let err = check_time_series(&short, 2, (0, 0));
+                assert!(err.is_err(), "{start:?} {damage:?}");
             }
-        });
-        assert!(check_time_series(&short, 2, (0, 0)).is_err());
-        // So does a cell starting with a character beyond ASCII.
-        let accented = |name: &str, frames: usize| {
-            let cells: Vec<&str> = (0..=frames).map(|_| "é0.5").collect();
-            format!("{name}\t{}\n", cells.join("\t"))
-        };
-        assert!(check_time_series(&series(40, accented), 2, (0, 0)).is_ok());
-        let short = series(40, |name, frames| {
-            let row = accented(name, frames);
-            if name == "VY" {
-                row.replacen("\té0.5\t", "\t", 1)
-            } else {
-                row
-            }
-        });
-        assert!(check_time_series(&short, 2, (0, 0)).is_err());
+        }
     }
 
     #[test]
