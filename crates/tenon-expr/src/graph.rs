@@ -108,9 +108,10 @@ impl Recycled {
             .flatten()
     }
 
-    /// Kept for the next graph made (the last kept is the first taken: a build making a
-    /// small graph besides its main one gets each's back), unless [`RECYCLED_KEPT`] are
-    /// kept already. The list keeps its room: no allocation once it has grown.
+    /// Kept for the next graph made (the last kept is the first taken; a thread that
+    /// drops several graphs, a host holding several mechanisms, keeps a set for each),
+    /// unless [`RECYCLED_KEPT`] are kept already. The list keeps its room: no allocation
+    /// once it has grown.
     fn give(self) {
         // (A thread being torn down has no slot left: the lists are then freed.)
         let _ = RECYCLED.try_with(|r| {

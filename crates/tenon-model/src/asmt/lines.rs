@@ -9,10 +9,11 @@
 //! A `TimeSeries` block is most of a large `.asmt` file (150 kB of the 160 kB of
 //! `fourbar.asmt`), and all that is checked of it is its shape: where each line ends,
 //! how many tabs it holds, and whether any tab is followed by a blank or a byte that is
-//! not ASCII (then the rows are counted cell by cell). Finding the three in separate passes (a search for blanks
-//! after tabs, one for line ends, a tab count per line) read the block three times; on
-//! CPUs with AVX2 one pass finds all three, 64 bytes a step. Elsewhere the separate
-//! passes remain, and they are the reference the vectorised pass is tested against.
+//! not ASCII (then the rows are counted cell by cell). Finding the three in separate
+//! passes (a search for blanks after tabs, one for line ends, a tab count per line)
+//! read the block three times; on CPUs with AVX2 one pass finds all three, 64 bytes a
+//! step. Elsewhere the separate passes remain, and they are the reference the
+//! vectorised pass is tested against.
 
 /// The offset of every `'\n'` in `text`, in order.
 pub(super) fn line_ends(text: &[u8]) -> Vec<usize> {
@@ -36,7 +37,7 @@ impl pulp::WithSimd for Ends<'_> {
 }
 
 /// Where each line of a block ends and the tabs it holds, and whether a tab anywhere is
-/// followed by a byte at or below the space (white space or another control byte).
+/// followed by a [`blank_or_not_ascii`] byte.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct BlockLines {
     /// Per line, in order: the offset of its `'\n'` (the block's length for the last
@@ -71,7 +72,8 @@ impl pulp::WithSimd for Scan<'_> {
 }
 
 /// The reference: a search for a blank after a tab, then the line ends, then each line's
-/// tabs.
+/// tabs (inlined into [`Scan`]'s compilations, so the search is vectorised there).
+#[inline(always)]
 fn separate_passes(block: &[u8]) -> BlockLines {
     let mut lines = Vec::new();
     let mut from = 0;
@@ -81,7 +83,7 @@ fn separate_passes(block: &[u8]) -> BlockLines {
     }
     BlockLines {
         lines,
-        tab_then_blank: pulp::Arch::new().dispatch(TabThenBlank(block)),
+        tab_then_blank: tab_then_blank(block),
     }
 }
 
@@ -118,18 +120,6 @@ fn tab_then_blank(bytes: &[u8]) -> bool {
         .iter()
         .zip(&next[tail..])
         .any(|(&a, &c)| a == b'\t' && blank_or_not_ascii(c))
-}
-
-/// [`tab_then_blank`] compiled for the best vector instructions the CPU has.
-struct TabThenBlank<'a>(&'a [u8]);
-
-impl pulp::WithSimd for TabThenBlank<'_> {
-    type Output = bool;
-
-    #[inline(always)]
-    fn with_simd<S: pulp::Simd>(self, _simd: S) -> bool {
-        tab_then_blank(self.0)
-    }
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -258,12 +258,19 @@ fn same_key(a: &str, b: &str) -> bool {
     }
 }
 
+/// Whether a byte left at an end by ASCII trimming is the end `str::trim` leaves too: not
+/// a non-ASCII character's and not a vertical tab (white space to `str::trim`, not to
+/// `trim_ascii`).
+fn plain(b: u8) -> bool {
+    b.is_ascii() && b != 0x0b
+}
+
 /// `s` without white space at its end: ASCII trimming where the end is ASCII, Unicode
 /// trimming otherwise (as [`trim`]).
 pub(super) fn trim_end(s: &str) -> &str {
     let t = s.trim_ascii_end();
     match t.as_bytes().last() {
-        Some(&b) if !b.is_ascii() || b == 0x0b => t.trim_end(),
+        Some(&b) if !plain(b) => t.trim_end(),
         _ => t,
     }
 }
@@ -271,9 +278,6 @@ pub(super) fn trim_end(s: &str) -> &str {
 /// `s` without white space around it: ASCII trimming where the ends are ASCII (every
 /// line of these files), Unicode trimming otherwise.
 pub(super) fn trim(s: &str) -> &str {
-    // Unicode white space at an end after ASCII trimming: a non-ASCII character or a
-    // vertical tab (white space to `str::trim`, not to `trim_ascii`).
-    let plain = |b: u8| b.is_ascii() && b != 0x0b;
     let t = s.trim_ascii();
     match (t.as_bytes().first(), t.as_bytes().last()) {
         (Some(&a), Some(&b)) if !(plain(a) && plain(b)) => t.trim(),
