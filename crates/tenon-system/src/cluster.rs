@@ -676,9 +676,18 @@ impl ClusterTape {
     fn retract_part(&self, local: &mut [f64], delta: &[f64], k: usize) {
         let layout = self.layout();
         let (entries, cols) = (layout.part_state(k), layout.part_columns(k));
-        let pose = std::array::from_fn(|i| local[entries.start + i]);
-        let step = std::array::from_fn(|i| delta[cols.start + i]);
-        local[entries].copy_from_slice(&retract_pose(pose, step));
+        let (Some(pose), Some(step)) = (
+            local
+                .get(entries.clone())
+                .and_then(|s| <&[f64; 7]>::try_from(s).ok()),
+            delta.get(cols).and_then(|s| <&[f64; 6]>::try_from(s).ok()),
+        ) else {
+            // (The layout's ranges are 7 and 6 long, inside a state and a step of the
+            // cluster's size: never taken.)
+            return;
+        };
+        let moved = retract_pose(pose, step);
+        local[entries].copy_from_slice(&moved);
     }
 
     /// The layout of its local state and tangent space.

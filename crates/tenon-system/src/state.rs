@@ -304,7 +304,7 @@ impl System {
             let pose = part.vars.map(|v| state[v.index()]);
             let cols = layout.part_columns(k);
             let step = std::array::from_fn(|i| delta[cols.start + i]);
-            for (var, x) in part.vars.iter().zip(retract_pose(pose, step)) {
+            for (var, x) in part.vars.iter().zip(retract_pose(&pose, &step)) {
                 state[var.index()] = x;
             }
         }
