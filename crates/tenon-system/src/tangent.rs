@@ -135,8 +135,8 @@ pub(crate) fn quaternion_tangent(q: [f64; 4]) -> [[f64; 3]; 4] {
 ///
 /// Both are read where they are (a cluster's local state and its step): copied into
 /// arrays first, the step's three angles were loaded across two of the copy's stores,
-/// which stalls until the stores are done (a sixth of this function's time in a
-/// solve, as the compiler laid out the copy in one build).
+/// which stalls until the stores are done (14% of this function's time in a solve,
+/// as the compiler laid out the copy in one build).
 pub(crate) fn retract_pose(pose: &[f64; 7], step: &[f64; 6]) -> [f64; 7] {
     let q = quaternion_multiply(
         exp_map([step[3], step[4], step[5]]),
