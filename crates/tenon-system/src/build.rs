@@ -14,6 +14,7 @@ use crate::custom;
 use crate::error::SystemError;
 use crate::frames::{placement_numbers, quaternion_matrix, Frame, Lowering, Transform, What};
 use crate::joints::{self, AngleRequest, Fields, JointBuilder, Quantity};
+use crate::owners::{OwnerVars, PartNodes};
 use crate::residual::{ContactSearch, Role};
 
 /// Nodes the equations of an assembly take, per part and per joint, to size the graph
@@ -135,6 +136,14 @@ pub struct System {
     pub(crate) fixed_reach: f64,
     /// Index in `free_parts` of each free part.
     pub(crate) free_index: FxHashMap<PartKey, usize>,
+    /// Which part's nodes each node made while the parts were done is (module
+    /// `owners`): every such node that depends on an unknown depends on its part's
+    /// alone (placements lower to parameters, a part's frame reads only its own
+    /// unknowns).
+    pub(crate) part_nodes: PartNodes,
+    /// Per owner, the unknowns its rows read, found as the rows were made (module
+    /// `owners`).
+    pub(crate) owner_vars: OwnerVars,
 }
 
 struct Builder {
@@ -289,6 +298,7 @@ impl System {
         let mut rotations = Vec::with_capacity(parts);
         let mut sizes = Vec::with_capacity(parts);
         let mut state0 = Vec::with_capacity(7 * parts);
+        let mut part_nodes: Vec<usize> = Vec::with_capacity(parts + 1);
         let mut fixed_reach = 0.0f64;
         for (key, part) in assembly.parts() {
             let grounded = part.grounded || grounding == Grounding::FirstPart(key);
@@ -326,6 +336,7 @@ impl System {
                 }
             };
             let q = matrix_to_quaternion(m);
+            part_nodes.push(b.graph.node_count());
             let names = ["px", "py", "pz", "qw", "qx", "qy", "qz"];
             let vars = b.graph.new_vars_of(&part.id, names);
             state0.extend([p[0], p[1], p[2], q[0], q[1], q[2], q[3]]);
@@ -348,6 +359,13 @@ impl System {
             sizes.push(part_size(part, values, assembly.units()));
         }
 
+        part_nodes.push(b.graph.node_count());
+        let part_nodes = PartNodes::new(part_nodes);
+        // Each owner's unknowns, found right after its rows are made (module `owners`).
+        let mut owner_vars = OwnerVars::default();
+        let mut record = |graph: &mut ExprGraph, equations: &[Equation], start: usize| {
+            owner_vars.record(graph, equations, start, (&part_nodes, &free_parts));
+        };
         // Most joints have five or six equations.
         let joint_count = assembly.joint_count();
         let mut equations = Vec::with_capacity(6 * joint_count + assembly.motions().len());
@@ -451,6 +469,7 @@ impl System {
                     &what.to_string(),
                 )?);
             }
+            let start = equations.len();
             for r in residuals {
                 equations.push(Equation {
                     residual: r.expr,
@@ -459,6 +478,7 @@ impl System {
                     role: r.role,
                 });
             }
+            record(&mut b.graph, &equations, start);
             // Driving values lock the free coordinate.
             for (field, coordinate) in [
                 (Field::Angle, Coordinate::Angle),
@@ -474,6 +494,7 @@ impl System {
                         quantity,
                         role: Role::Geometry,
                     });
+                    record(&mut b.graph, &equations, equations.len() - 1);
                 }
             }
             // Limits.
@@ -531,7 +552,9 @@ impl System {
                 quantity,
                 role: Role::Geometry,
             });
+            record(&mut b.graph, &equations, equations.len() - 1);
         }
+        owner_vars.finish();
 
         // Values at load: turn counters, load values, extra unknowns. Parameter ids are
         // dense in creation order: the assembly's parameters and t came first.
@@ -597,6 +620,8 @@ impl System {
                 .collect(),
             free_parts,
             rotations,
+            part_nodes,
+            owner_vars,
         })
     }
 

@@ -792,16 +792,35 @@ pub(crate) fn compile_clusters(
         .map(|e| system.graph.has_unknowns(e.residual))
         .collect();
     let graph = &mut system.graph;
+    // Each owner's unknowns as the build recorded them, else by a walk that stops at
+    // the parts' frames and reads each one's part off its id (module `owners`).
+    let mut recorded = system.owner_vars.cursor();
+    let frontier = system.part_nodes.frontier();
+    let mut parts = system.part_nodes.finder();
     // Lists kept between owners (a small file's build made two for each).
-    let (mut vars, mut gs) = (Vec::new(), Vec::new());
-    let mut first_group_of_all = |roots: &[ExprId], uf: &mut UnionFind<usize>| -> Option<usize> {
-        graph.vars_of_marked_all_into(roots, &mut vars);
+    let (mut vars, mut older, mut gs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut first_group_of_all = |roots: &[ExprId],
+                                  rows: Option<(usize, usize)>,
+                                  uf: &mut UnionFind<usize>|
+     -> Option<usize> {
         gs.clear();
+        let found = match rows.and_then(|(start, end)| recorded.take(start, end)) {
+            Some(found) => found,
+            None => {
+                graph.vars_of_marked_all_before_into(roots, frontier, &mut vars, &mut older);
+                gs.extend(older.iter().filter_map(|&n| parts.part_of(n)));
+                &vars[..]
+            }
+        };
         gs.extend(
-            vars.iter()
+            found
+                .iter()
                 .filter_map(|v| group_of.get(v.index()).copied().flatten())
                 .map(|g| g as usize),
         );
+        // The owner's first group is its smallest, however its unknowns were found.
+        gs.sort_unstable();
+        gs.dedup();
         for w in gs.windows(2) {
             uf.union(w[0], w[1]);
         }
@@ -822,7 +841,7 @@ pub(crate) fn compile_clusters(
                 .count();
         roots.clear();
         roots.extend(system.equations[start..end].iter().map(|e| e.residual));
-        let group = first_group_of_all(&roots, &mut uf);
+        let group = first_group_of_all(&roots, Some((start, end)), &mut uf);
         for (slot, &has) in eq_group[start..end]
             .iter_mut()
             .zip(&has_unknowns[start..end])
@@ -831,7 +850,7 @@ pub(crate) fn compile_clusters(
         }
         start = end;
     }
-    let mut first_group = |e: ExprId, uf: &mut UnionFind<usize>| first_group_of_all(&[e], uf);
+    let mut first_group = |e: ExprId, uf: &mut UnionFind<usize>| first_group_of_all(&[e], None, uf);
     let turn_group: Vec<Option<usize>> = system
         .turns
         .iter()

@@ -26,6 +26,7 @@ mod error;
 mod fold;
 mod frames;
 mod joints;
+mod owners;
 mod rates;
 mod residual;
 mod rows;
