@@ -15,6 +15,7 @@ use crate::error::SystemError;
 use crate::frames::{placement_numbers, quaternion_matrix, Frame, Lowering, Transform, What};
 use crate::joints::{self, AngleRequest, Fields, JointBuilder, Quantity};
 use crate::owners::{OwnerVars, PartNodes};
+use crate::prefetch::Prefetch;
 use crate::residual::{ContactSearch, Role};
 
 /// Nodes the equations of an assembly take, per part and per joint, to size the graph
@@ -300,7 +301,13 @@ impl System {
         let mut state0 = Vec::with_capacity(7 * parts);
         let mut part_nodes: Vec<usize> = Vec::with_capacity(parts + 1);
         let mut fixed_reach = 0.0f64;
+        // The next part's markers asked for (module `prefetch`).
+        let prefetch = Prefetch::new();
+        let mut ahead = assembly.parts().skip(1);
         for (key, part) in assembly.parts() {
+            if let Some((_, next)) = ahead.next() {
+                prefetch.slice(&next.markers);
+            }
             let grounded = part.grounded || grounding == Grounding::FirstPart(key);
             // A free part's placement is only its initial state: given in numbers, none
             // of it enters the graph (a 10,000-part build made 120,000 constants of
@@ -373,7 +380,16 @@ impl System {
         let mut branches = Branches::with_capacity(joint_count);
         let mut frames: SecondaryMap<JointKey, (Frame, Frame)> =
             SecondaryMap::with_capacity(joint_count);
+        // The next joint's parts' markers asked for (module `prefetch`).
+        let mut ahead = assembly.joints().skip(1);
         for (key, joint) in assembly.joints() {
+            if let Some((_, next)) = ahead.next() {
+                for end in [&next.i, &next.j] {
+                    if let Some(part) = assembly.part(end.part) {
+                        prefetch.slice(&part.markers);
+                    }
+                }
+            }
             if joint.suppressed {
                 continue;
             }

@@ -27,6 +27,7 @@ mod fold;
 mod frames;
 mod joints;
 mod owners;
+mod prefetch;
 mod rates;
 mod residual;
 mod rows;
