@@ -302,10 +302,12 @@ impl System {
         let mut part_nodes: Vec<usize> = Vec::with_capacity(parts + 1);
         let mut fixed_reach = 0.0f64;
         // The next part's markers asked for (module `prefetch`).
-        let prefetch = Prefetch::new();
-        let mut ahead = assembly.parts().skip(1);
+        let prefetch = Prefetch::for_parts(parts);
+        let mut ahead = prefetch.map(|_| assembly.parts().skip(1));
         for (key, part) in assembly.parts() {
-            if let Some((_, next)) = ahead.next() {
+            if let (Some(prefetch), Some((_, next))) =
+                (prefetch, ahead.as_mut().and_then(Iterator::next))
+            {
                 prefetch.slice(&next.markers);
             }
             let grounded = part.grounded || grounding == Grounding::FirstPart(key);
@@ -381,9 +383,11 @@ impl System {
         let mut frames: SecondaryMap<JointKey, (Frame, Frame)> =
             SecondaryMap::with_capacity(joint_count);
         // The next joint's parts' markers asked for (module `prefetch`).
-        let mut ahead = assembly.joints().skip(1);
+        let mut ahead = prefetch.map(|_| assembly.joints().skip(1));
         for (key, joint) in assembly.joints() {
-            if let Some((_, next)) = ahead.next() {
+            if let (Some(prefetch), Some((_, next))) =
+                (prefetch, ahead.as_mut().and_then(Iterator::next))
+            {
                 for end in [&next.i, &next.j] {
                     if let Some(part) = assembly.part(end.part) {
                         prefetch.slice(&part.markers);

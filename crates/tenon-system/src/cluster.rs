@@ -818,8 +818,11 @@ pub(crate) fn compile_clusters(
                 .filter_map(|v| group_of.get(v.index()).copied().flatten())
                 .map(|g| g as usize),
         );
-        // The owner's first group is its smallest, however its unknowns were found.
-        gs.sort_unstable();
+        // The owner's first group is its smallest, however its unknowns were found
+        // (from the unknowns alone, already in order).
+        if !gs.is_sorted() {
+            gs.sort_unstable();
+        }
         gs.dedup();
         for w in gs.windows(2) {
             uf.union(w[0], w[1]);

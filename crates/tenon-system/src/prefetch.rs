@@ -19,6 +19,10 @@ const LINE: usize = 64;
 /// Lines asked for at most per list (a chain's part has two markers: ten lines).
 const MAX_LINES: usize = 24;
 
+/// Assemblies of at most this many parts are not prefetched: their markers stay in the
+/// caches from the reading of the file to the build, and the hints would only cost.
+const PREFETCH_ABOVE_PARTS: usize = 256;
+
 /// The prefetch instruction, where the processor has it.
 #[derive(Clone, Copy)]
 pub(crate) struct Prefetch {
@@ -33,6 +37,11 @@ impl Prefetch {
             #[cfg(target_arch = "x86_64")]
             sse: pulp::core_arch::x86::Sse::try_new(),
         }
+    }
+
+    /// For the build of an assembly of `parts` parts: none for a small one.
+    pub(crate) fn for_parts(parts: usize) -> Option<Self> {
+        (parts > PREFETCH_ABOVE_PARTS).then(Self::new)
     }
 
     /// Asks for the memory of `items` (the lines it touches, up to a limit).
