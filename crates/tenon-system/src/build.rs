@@ -299,7 +299,11 @@ impl System {
         let mut rotations = Vec::with_capacity(parts);
         let mut sizes = Vec::with_capacity(parts);
         let mut state0 = Vec::with_capacity(7 * parts);
-        let mut part_nodes: Vec<usize> = Vec::with_capacity(parts + 1);
+        // Where each free part's nodes start (module `owners`), kept only where a
+        // walk would use it: a small assembly makes no list at all.
+        let track_parts = PartNodes::worth_keeping(parts);
+        let mut part_nodes: Vec<usize> =
+            Vec::with_capacity(if track_parts { parts + 1 } else { 0 });
         let mut fixed_reach = 0.0f64;
         // The next part's markers asked for (module `prefetch`).
         let prefetch = Prefetch::for_parts(parts);
@@ -345,7 +349,9 @@ impl System {
                 }
             };
             let q = matrix_to_quaternion(m);
-            part_nodes.push(b.graph.node_count());
+            if track_parts {
+                part_nodes.push(b.graph.node_count());
+            }
             let names = ["px", "py", "pz", "qw", "qx", "qy", "qz"];
             let vars = b.graph.new_vars_of(&part.id, names);
             state0.extend([p[0], p[1], p[2], q[0], q[1], q[2], q[3]]);
@@ -368,7 +374,9 @@ impl System {
             sizes.push(part_size(part, values, assembly.units()));
         }
 
-        part_nodes.push(b.graph.node_count());
+        if track_parts {
+            part_nodes.push(b.graph.node_count());
+        }
         let part_nodes = PartNodes::new(part_nodes);
         // Each owner's unknowns, found right after its rows are made (module `owners`).
         let mut owner_vars = OwnerVars::default();

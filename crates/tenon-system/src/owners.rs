@@ -46,6 +46,13 @@ impl PartNodes {
         PartNodes { starts }
     }
 
+    /// Whether an assembly of `parts` parts is worth the list: one whose parts' unknowns
+    /// are at most [`RECORD_ABOVE_UNKNOWNS`] is split by masks, not walks (it may still
+    /// be walked, should its joints add unknowns; then without a frontier).
+    pub(crate) fn worth_keeping(parts: usize) -> bool {
+        7 * parts > RECORD_ABOVE_UNKNOWNS
+    }
+
     /// The node count when the last part was done: nodes below it are parts' nodes.
     pub(crate) fn frontier(&self) -> usize {
         self.starts.last().map_or(0, |&n| n as usize)
