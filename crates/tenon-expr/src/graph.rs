@@ -1088,6 +1088,38 @@ impl ExprGraph {
 mod tests {
     use super::*;
 
+    /// A graph of `unknowns` unknowns and `count` more nodes mixed from them (products,
+    /// sines, powers, spline tables over unknowns, constants that cancel nothing); the
+    /// unknowns' nodes, then the others, in the order made.
+    fn mixed_graph(unknowns: usize, count: usize) -> (ExprGraph, Vec<ExprId>) {
+        let mut g = ExprGraph::new();
+        let mut made: Vec<ExprId> = (0..unknowns)
+            .map(|k| {
+                let v = g.new_var(format!("v{k}"));
+                g.var(v)
+            })
+            .collect();
+        for k in 0..count {
+            let a = made[(k * 7 + 3) % made.len()];
+            let b = made[(k * 13 + 5) % made.len()];
+            let c = g.constant(0.5 + (k % 7) as f64);
+            let e = match k % 7 {
+                0 => g.add(a, b),
+                1 => g.mul(a, c),
+                2 => g.sin(a),
+                3 => g.sub(b, a),
+                4 => g.powi(a, 3),
+                5 => {
+                    let t = g.spline_table(&[a, c, b, c]);
+                    g.spline(t, c, 0)
+                }
+                _ => g.mul(a, b),
+            };
+            made.push(e);
+        }
+        (g, made)
+    }
+
     /// The unknowns below some roots read off the masks (a graph of at most 32 unknowns)
     /// are the ones a walk finds, in the same order: over mixed expressions (products,
     /// sines, powers, spline tables over unknowns, constants that cancel nothing), for
@@ -1095,32 +1127,7 @@ mod tests {
     #[test]
     fn unknowns_from_masks_are_the_walks() {
         for count in [1usize, 20, 32, 33] {
-            let mut g = ExprGraph::new();
-            let vars: Vec<ExprId> = (0..count)
-                .map(|k| {
-                    let v = g.new_var(format!("v{k}"));
-                    g.var(v)
-                })
-                .collect();
-            let mut made = vars.clone();
-            for k in 0..400usize {
-                let a = made[(k * 7 + 3) % made.len()];
-                let b = made[(k * 13 + 5) % made.len()];
-                let c = g.constant(0.5 + (k % 7) as f64);
-                let e = match k % 7 {
-                    0 => g.add(a, b),
-                    1 => g.mul(a, c),
-                    2 => g.sin(a),
-                    3 => g.sub(b, a),
-                    4 => g.powi(a, 3),
-                    5 => {
-                        let t = g.spline_table(&[a, c, b, c]);
-                        g.spline(t, c, 0)
-                    }
-                    _ => g.mul(a, b),
-                };
-                made.push(e);
-            }
+            let (mut g, made) = mixed_graph(count, 400);
             for k in 0..made.len() {
                 let roots = [made[k], made[(k * 31) % made.len()]];
                 let mut seen = rustc_hash::FxHashSet::default();
@@ -1147,29 +1154,10 @@ mod tests {
     /// of the way and two thirds.
     #[test]
     fn a_walk_with_a_frontier_loses_no_unknown() {
-        let mut g = ExprGraph::new();
-        let vars: Vec<ExprId> = (0..40)
-            .map(|k| {
-                let v = g.new_var(format!("v{k}"));
-                g.var(v)
-            })
-            .collect();
-        let mut made = vars.clone();
-        for k in 0..600usize {
-            let a = made[(k * 7 + 3) % made.len()];
-            let b = made[(k * 13 + 5) % made.len()];
-            let c = g.constant(0.25 + (k % 5) as f64);
-            let e = match k % 5 {
-                0 => g.add(a, b),
-                1 => g.mul(a, c),
-                2 => g.cos(b),
-                3 => g.sub(a, c),
-                _ => g.mul(a, b),
-            };
-            made.push(e);
-        }
+        let unknowns = 40;
+        let (mut g, made) = mixed_graph(unknowns, 600);
         let count = g.node_count();
-        for frontier in [0, vars.len(), count / 3, 2 * count / 3] {
+        for frontier in [0, unknowns, count / 3, 2 * count / 3] {
             let (mut out, mut older) = (Vec::new(), Vec::new());
             for k in 0..made.len() {
                 let roots = [made[k], made[(k * 17 + 11) % made.len()]];
