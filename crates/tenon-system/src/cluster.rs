@@ -25,6 +25,7 @@ use tenon_expr::{ExprId, LocalColumns, ParamId, Tape, TapeOutput, TapeWorkspace,
 use crate::build::System;
 use crate::error::SystemError;
 use crate::fold::{FoldOp, FoldPlan};
+use crate::owners::unknowns_of;
 use crate::tangent::{quaternion_tangent, retract_extra, retract_pose, TangentJacobian};
 
 /// Scratch memory for evaluating tapes: one per thread, reused across clusters and
@@ -792,11 +793,10 @@ pub(crate) fn compile_clusters(
         .map(|e| system.graph.has_unknowns(e.residual))
         .collect();
     let graph = &mut system.graph;
-    // Each owner's unknowns as the build recorded them, else by a walk that stops at
-    // the parts' frames and reads each one's part off its id (module `owners`).
+    // Each owner's unknowns as the build recorded them, else by the same walk, which
+    // stops at the parts' frames (module `owners`).
     let mut recorded = system.owner_vars.cursor();
-    let frontier = system.part_nodes.frontier();
-    let mut parts = system.part_nodes.finder();
+    let parts_made = (&system.part_nodes, &system.free_parts[..]);
     // Lists kept between owners (a small file's build made two for each).
     let (mut vars, mut older, mut gs) = (Vec::new(), Vec::new(), Vec::new());
     let mut first_group_of_all = |roots: &[ExprId],
@@ -807,8 +807,7 @@ pub(crate) fn compile_clusters(
         let found = match rows.and_then(|(start, end)| recorded.take(start, end)) {
             Some(found) => found,
             None => {
-                graph.vars_of_marked_all_before_into(roots, frontier, &mut vars, &mut older);
-                gs.extend(older.iter().filter_map(|&n| parts.part_of(n)));
+                unknowns_of(graph, roots, parts_made, &mut vars, &mut older);
                 &vars[..]
             }
         };
@@ -819,7 +818,7 @@ pub(crate) fn compile_clusters(
                 .map(|g| g as usize),
         );
         // The owner's first group is its smallest, however its unknowns were found
-        // (from the unknowns alone, already in order).
+        // (without frames reached, already in order).
         if !gs.is_sorted() {
             gs.sort_unstable();
         }

@@ -92,6 +92,30 @@ impl PartFinder<'_> {
     }
 }
 
+/// The unknowns below `roots` into `out`, unsorted: those above the parts' nodes
+/// exactly, and each part reached through its frame by the part's first unknown (the
+/// walk stops at the frame; its part is read off the node's id). `older` is the walk's
+/// list of the frame nodes it stopped at, kept between calls.
+pub(crate) fn unknowns_of(
+    graph: &mut ExprGraph,
+    roots: &[ExprId],
+    (parts, free_parts): (&PartNodes, &[FreePart]),
+    out: &mut Vec<VarId>,
+    older: &mut Vec<ExprId>,
+) {
+    graph.vars_of_marked_all_before_into(roots, parts.frontier(), out, older);
+    let mut finder = parts.finder();
+    let (mut seen, mut last) = (0, [None; 2]);
+    for &n in older.iter() {
+        let Some(k) = finder.part_of(n) else { continue };
+        if !last.contains(&Some(k)) {
+            last[seen % 2] = Some(k);
+            seen += 1;
+            out.extend(free_parts.get(k).map(|p| p.vars[0]));
+        }
+    }
+}
+
 /// Per recorded owner, its equations' range and its unknowns (a part reached through
 /// its frame by the part's first unknown).
 #[derive(Debug, Clone, Default)]
@@ -127,24 +151,16 @@ impl OwnerVars {
         };
         self.roots.clear();
         self.roots.extend(rows.iter().map(|e| e.residual));
-        graph.vars_of_marked_all_before_into(
+        let parts_made = (parts, free_parts);
+        unknowns_of(
+            graph,
             &self.roots,
-            parts.frontier(),
+            parts_made,
             &mut self.scratch,
             &mut self.older,
         );
         let before = self.vars.len();
         self.vars.extend_from_slice(&self.scratch);
-        let mut finder = parts.finder();
-        let (mut seen, mut last) = (0, [None; 2]);
-        for &n in &self.older {
-            let Some(k) = finder.part_of(n) else { continue };
-            if !last.contains(&Some(k)) {
-                last[seen % 2] = Some(k);
-                seen += 1;
-                self.vars.extend(free_parts.get(k).map(|p| p.vars[0]));
-            }
-        }
         let Ok(var_end) = u32::try_from(self.vars.len()) else {
             self.vars.truncate(before);
             return;
