@@ -493,17 +493,20 @@ impl SparseNormal {
         for r in 0..rows {
             start[r + 1] += start[r];
         }
-        let mut listed = vec![0usize; start[rows]];
+        // Columns as 32-bit indices from here on (the Jacobian's columns are 32-bit, so
+        // every piece column is too): at 60,000 columns these lists reach tens of
+        // megabytes, and each byte is a fresh page to fault in.
+        let mut listed = vec![0u32; start[rows]];
         let mut next = start.clone();
         for &(r, c, _) in &jac.entries {
             if let Some((r, j)) = column(r, c) {
-                listed[next[r]] = j;
+                listed[next[r]] = j as u32;
                 next[r] += 1;
             }
         }
         self.a_row_start = Vec::with_capacity(rows + 1);
-        // `A`'s columns, row by row (kept with 32-bit indices below).
-        let mut a_cols = Vec::with_capacity(listed.len());
+        // `A`'s columns, row by row.
+        let mut a_cols: Vec<u32> = Vec::with_capacity(listed.len());
         self.a_row_start.push(0);
         sorted_distinct_into(&mut listed, &start, &mut a_cols, &mut self.a_row_start);
         self.a_values = vec![0.0; a_cols.len()];
@@ -515,7 +518,7 @@ impl SparseNormal {
                     return u32::MAX;
                 };
                 let (a, b) = (self.a_row_start[r], self.a_row_start[r + 1]);
-                match a_cols[a..b].binary_search(&j) {
+                match a_cols[a..b].binary_search(&(j as u32)) {
                     Ok(k) => (a + k) as u32,
                     Err(_) => u32::MAX,
                 }
@@ -529,36 +532,40 @@ impl SparseNormal {
         for r in 0..rows {
             let row = &a_cols[self.a_row_start[r]..self.a_row_start[r + 1]];
             for (x, &j) in row.iter().enumerate() {
-                col_start[j + 1] += row.len() - x;
+                col_start[j as usize + 1] += row.len() - x;
             }
         }
         for j in 0..cols {
             col_start[j + 1] += col_start[j];
         }
-        let mut gathered = vec![0usize; col_start[cols]];
+        let mut gathered = vec![0u32; col_start[cols]];
         let mut next: Vec<usize> = col_start[..cols].to_vec();
         for (j, at) in next.iter_mut().enumerate() {
-            gathered[*at] = j;
+            gathered[*at] = j as u32;
             *at += 1;
         }
         for r in 0..rows {
             let row = &a_cols[self.a_row_start[r]..self.a_row_start[r + 1]];
             for (x, &j) in row.iter().enumerate() {
                 for &i in &row[x..] {
-                    gathered[next[j]] = i;
-                    next[j] += 1;
+                    gathered[next[j as usize]] = i;
+                    next[j as usize] += 1;
                 }
             }
         }
+        // Each row's pairs once, besides each column's diagonal.
+        let pairs = gathered.len() - cols;
         let mut col_ptr = Vec::with_capacity(cols + 1);
-        let mut row_idx = Vec::with_capacity(gathered.len());
+        let mut row_idx: Vec<u32> = Vec::with_capacity(gathered.len());
         col_ptr.push(0usize);
         sorted_distinct_into(&mut gathered, &col_start, &mut row_idx, &mut col_ptr);
-        let slot_of = |i: usize, j: usize| -> usize {
-            let (a, b) = (col_ptr[j], col_ptr[j + 1]);
+        drop(gathered);
+        let slot_of = |i: u32, j: u32| -> usize {
+            let (a, b) = (col_ptr[j as usize], col_ptr[j as usize + 1]);
             a + row_idx[a..b].binary_search(&i).unwrap_or(0)
         };
         self.pair_slot.clear();
+        self.pair_slot.reserve(pairs);
         // A joint's rows mostly read the same columns: a row like the one before takes
         // its pairs' slots from it.
         let mut before = 0..0;
@@ -578,10 +585,9 @@ impl SparseNormal {
             }
             before = here;
         }
-        self.diag_slot = (0..cols).map(|j| slot_of(j, j)).collect();
-        // Read at every step (`A^T r`): 12 bytes an entry with its value, not 16. A
-        // column fits: the Jacobian's columns are 32-bit already.
-        self.a_cols = a_cols.iter().map(|&j| j as u32).collect();
+        self.diag_slot = (0..cols as u32).map(|j| slot_of(j, j)).collect();
+        // Read at every step (`A^T r`): 12 bytes an entry with its value, not 16.
+        self.a_cols = a_cols;
         self.n_values = vec![0.0; row_idx.len()];
         let grouped = self
             .groups
@@ -591,7 +597,7 @@ impl SparseNormal {
         // the factor's 720,000 entries are then 12 bytes each rather than 16, for every
         // factorization and back-substitution (a pattern past 2^32 entries is not
         // analysed: its matrix would not fit in memory anyway).
-        let (Some(col_ptr), Some(row_idx)) = (indices_u32(&col_ptr), indices_u32(&row_idx)) else {
+        let Some(col_ptr) = indices_u32(&col_ptr) else {
             self.llt = None;
             self.n_symbolic = None;
             return;
@@ -859,19 +865,19 @@ fn indices_u32(v: &[usize]) -> Option<Vec<u32>> {
 /// and the end of each in `out` pushed to `ends`: compressed rows or columns from
 /// entries gathered by counting.
 fn sorted_distinct_into(
-    lists: &mut [usize],
+    lists: &mut [u32],
     start: &[usize],
-    out: &mut Vec<usize>,
+    out: &mut Vec<u32>,
     ends: &mut Vec<usize>,
 ) {
     for w in start.windows(2) {
         let list = &mut lists[w[0]..w[1]];
         list.sort_unstable();
-        let mut last = usize::MAX;
+        let mut last = None;
         for &x in list.iter() {
-            if x != last {
+            if last != Some(x) {
                 out.push(x);
-                last = x;
+                last = Some(x);
             }
         }
         ends.push(out.len());

@@ -22,7 +22,7 @@ use faer::sparse::SymbolicSparseColMatRef;
 /// AMD fails (the caller then orders every column).
 pub(super) fn grouped_amd(
     col_ptr: &[usize],
-    row_idx: &[usize],
+    row_idx: &[u32],
     group: &[usize],
 ) -> Option<(Vec<usize>, Vec<usize>)> {
     let n = group.len();
@@ -52,7 +52,7 @@ pub(super) fn grouped_amd(
     for g in 0..groups {
         for j in start[g]..start[g + 1] {
             for &i in row_idx.get(col_ptr[j]..col_ptr[j + 1])? {
-                let h = *group.get(i)?;
+                let h = *group.get(i as usize)?;
                 if h != g && mark[h] != g {
                     mark[h] = g;
                     edges.push((g, h));
@@ -121,7 +121,7 @@ mod tests {
             } else {
                 6 * part + 6
             };
-            row_idx.extend(j..end);
+            row_idx.extend(j as u32..end as u32);
             col_ptr.push(row_idx.len());
         }
         let group: Vec<usize> = (0..n).map(|j| j / 6).collect();
