@@ -34,7 +34,7 @@ mod triangular;
 
 use dense::DenseStep;
 pub(crate) use dense::PseudoInverse;
-use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
 use faer::linalg::solvers::Solve;
 use faer::perm::PermRef;
 use faer::sparse::linalg::cholesky::{
@@ -425,7 +425,25 @@ pub(crate) struct SparseNormal {
     column_norm: f64,
     /// Room for `A^T A + mu I` while it is factored.
     damped: std::cell::RefCell<Vec<f64>>,
+    /// Value buffers of this matrix's dropped factors, for its next ones (see
+    /// [`SpareFactors`]).
+    spares: SpareFactors,
+    /// faer's working memory for factorizations and solves, kept for the next (see
+    /// [`SpareFactors`]: a factorization's holds a permuted copy of `A^T A`).
+    scratch: std::cell::RefCell<Option<MemBuffer>>,
 }
+
+/// The value buffers that a matrix's numeric factors give back when dropped, taken
+/// again by its next factorization. A solve factors one pattern several times (Newton
+/// iterations, reweighted chords); a 10,000-part ladder's factor holds 5.8 MB of values,
+/// and a fresh buffer is memory the kernel zeroes and maps in first (on a 2-core VM, the
+/// kernel's page zeroing was a quarter of that solve's time, a third of it under the
+/// factorizations). Shared with the factors, which outlive the borrow of their matrix.
+type SpareFactors = std::sync::Arc<std::sync::Mutex<Vec<Vec<f64>>>>;
+
+/// Buffers kept in [`SpareFactors`] at most: a solve keeps two factors at once (a
+/// Newton step's and its reweighted chords').
+const SPARE_FACTORS: usize = 2;
 
 impl SparseNormal {
     fn new(rows: usize, cols: usize) -> SparseNormal {
@@ -448,6 +466,8 @@ impl SparseNormal {
             normal: Vec::new(),
             column_norm: 0.0,
             damped: std::cell::RefCell::new(Vec::new()),
+            spares: SpareFactors::default(),
+            scratch: std::cell::RefCell::new(None),
         }
     }
 
@@ -755,8 +775,18 @@ impl SparseNormal {
         let max_diag = self.diag_slot.iter().fold(0.0f64, |m, &s| m.max(base[s]));
         let mut mu = lambda.max(1e-300 * max_diag.max(1.0));
         let mut values = self.damped.borrow_mut();
-        let mut factor = vec![0.0; llt.len_val()];
-        let Ok(mut buffer) = MemBuffer::try_new(
+        // A spare buffer, else a fresh one (a lock poisoned by a panic elsewhere: fresh).
+        let mut factor = self
+            .spares
+            .lock()
+            .ok()
+            .and_then(|mut spares| spares.pop())
+            .unwrap_or_default();
+        factor.clear();
+        factor.resize(llt.len_val(), 0.0);
+        let mut scratch = self.scratch.borrow_mut();
+        let Some(buffer) = room(
+            &mut scratch,
             llt.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default()),
         ) else {
             return Err(SolveError::Factorization(
@@ -776,13 +806,14 @@ impl SparseNormal {
                 Side::Lower,
                 Default::default(),
                 Par::Seq,
-                MemStack::new(&mut buffer),
+                MemStack::new(buffer),
                 Default::default(),
             ) {
                 Ok(_) => {
                     return Ok(SparseLlt {
                         values: factor,
                         analysis: self.analysis,
+                        spares: std::sync::Arc::clone(&self.spares),
                     })
                 }
                 // Not numerically positive definite: regularise more.
@@ -806,9 +837,11 @@ impl SparseNormal {
         {
             return;
         }
-        let Ok(mut buffer) =
-            MemBuffer::try_new(symbolic.solve_in_place_scratch::<f64>(1, Par::Seq))
-        else {
+        let mut scratch = self.scratch.borrow_mut();
+        let Some(buffer) = room(
+            &mut scratch,
+            symbolic.solve_in_place_scratch::<f64>(1, Par::Seq),
+        ) else {
             x.fill(f64::NAN);
             return;
         };
@@ -817,7 +850,7 @@ impl SparseNormal {
             Conj::No,
             MatMut::from_column_major_slice_mut(x, cols, 1),
             Par::Seq,
-            MemStack::new(&mut buffer),
+            MemStack::new(buffer),
         );
     }
 }
@@ -827,6 +860,18 @@ impl SparseNormal {
 pub(crate) struct SparseLlt {
     values: Vec<f64>,
     analysis: u64,
+    /// Where its values go when it is dropped.
+    spares: SpareFactors,
+}
+
+impl Drop for SparseLlt {
+    fn drop(&mut self) {
+        if let Ok(mut spares) = self.spares.lock() {
+            if spares.len() < SPARE_FACTORS {
+                spares.push(std::mem::take(&mut self.values));
+            }
+        }
+    }
 }
 
 /// A large matrix leaves its analysis for the next matrix of the same pattern (see
@@ -854,6 +899,20 @@ impl Drop for SparseNormal {
             llt: self.llt.take(),
         });
     }
+}
+
+/// `kept` if it holds `req`, else a buffer that does, kept in its place; `None` if
+/// there is no memory for one.
+fn room(kept: &mut Option<MemBuffer>, req: StackReq) -> Option<&mut MemBuffer> {
+    if let Some(buffer) = kept {
+        if !MemStack::new(buffer).can_hold(req) {
+            *kept = None;
+        }
+    }
+    if kept.is_none() {
+        *kept = Some(MemBuffer::try_new(req).ok()?);
+    }
+    kept.as_mut()
 }
 
 /// `v` as 32-bit indices, or `None` where one does not fit.
@@ -1129,6 +1188,53 @@ mod tests {
     /// Refinement stops where the equations disagree: two rows on one unknown asking
     /// for 1 and 3 give their least-squares 2, however often refined; the conjugate
     /// gradients of a crawling step (`krylov`) find them disagreeing.
+    /// A factorization in a dropped factor's buffer (a different, shorter one: a
+    /// matrix of another pattern) and faer's kept working memory steps exactly as one in
+    /// fresh memory, and the buffers are given back and taken again.
+    #[test]
+    fn factors_in_spare_buffers_step_as_fresh_ones() {
+        let jac = |n: u32| TangentJacobian {
+            rows: n as usize,
+            columns: n as usize,
+            entries: (0..n)
+                .flat_map(|k| {
+                    let left = (k > 0).then(|| (k, k - 1, -1.0 - 0.01 * f64::from(k)));
+                    left.into_iter()
+                        .chain([(k, k, 1.0 + 0.1 * f64::from(k % 7))])
+                })
+                .collect(),
+        };
+        let n = 300;
+        let cols: Vec<usize> = (0..n).collect();
+        let r: Vec<f64> = (0..n).map(|k| (k as f64 * 0.37).sin()).collect();
+        let fresh = |lambda: f64| {
+            let mut matrix = StepMatrix::new(n, n, 0);
+            matrix.fill(&jac(n as u32), &cols, &vec![1.0; n]);
+            let factored = matrix.factor().unwrap();
+            let steps = factored.regularized(lambda, 1.0).unwrap();
+            steps.solve(&r)
+        };
+        let mut matrix = StepMatrix::new(n, n, 0);
+        let StepMatrix::Sparse(normal) = &matrix else {
+            panic!("a sparse matrix was asked for");
+        };
+        let spares = std::sync::Arc::clone(&normal.spares);
+        // A first factor of a smaller pattern leaves a buffer too short for the next.
+        let small: Vec<usize> = (0..n / 3).collect();
+        matrix.fill(&jac((n / 3) as u32), &small, &vec![1.0; n / 3]);
+        drop(matrix.factor().unwrap().regularized(0.0, 1.0).unwrap());
+        assert_eq!(spares.lock().unwrap().len(), 1);
+        matrix.fill(&jac(n as u32), &cols, &vec![1.0; n]);
+        for lambda in [0.0, 1e-3, 0.0] {
+            let factored = matrix.factor().unwrap();
+            let steps = factored.regularized(lambda, 1.0).unwrap();
+            assert!(spares.lock().unwrap().is_empty(), "the spare was taken");
+            assert_eq!(steps.solve(&r), fresh(lambda));
+            drop(steps);
+            assert_eq!(spares.lock().unwrap().len(), 1, "and given back");
+        }
+    }
+
     #[test]
     fn refined_steps_stop_at_the_least_squares_remainder() {
         let jac = TangentJacobian {
