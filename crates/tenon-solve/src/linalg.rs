@@ -436,9 +436,9 @@ pub(crate) struct SparseNormal {
 /// The value buffers that a matrix's numeric factors give back when dropped, taken
 /// again by its next factorization. A solve factors one pattern several times (Newton
 /// iterations, reweighted chords); a 10,000-part ladder's factor holds 5.8 MB of values,
-/// and a fresh buffer is memory the kernel zeroes and maps in first (on a 2-core VM, the
-/// kernel's page zeroing was a quarter of that solve's time, a third of it under the
-/// factorizations). Shared with the factors, which outlive the borrow of their matrix.
+/// and a fresh buffer is memory the kernel zeroes and maps in first (in a fresh process,
+/// as `tenon solve` runs, that page zeroing took most of the ladder's solve on a 2-core
+/// VM). Shared with the factors, which outlive the borrow of their matrix.
 type SpareFactors = std::sync::Arc<std::sync::Mutex<Vec<Vec<f64>>>>;
 
 /// Buffers kept in [`SpareFactors`] at most: a solve keeps two factors at once (a
