@@ -312,8 +312,12 @@ fn solve_piece_in(
     let mut shifts: Option<shift::Shifts> = None;
     let mut shift_refused = false;
     // Stiff chords (see `stiff`): refused for the rest of the solve once first ones have
-    // fallen short `stiff::FIRST_FAILURES` times, or once they are undone.
+    // fallen short or been undone for too little gain `stiff::FIRST_FAILURES` times, or
+    // once they are undone at a disagreement.
     let mut stiff_failures = 0;
+    // Stiff chords were kept short of the tolerance: the next full step is judged with
+    // one chord from where it lands (see `stiff`).
+    let mut after_stiff = false;
     let mut jac = tenon_system::TangentJacobian {
         rows: 0,
         columns: 0,
@@ -519,6 +523,7 @@ fn solve_piece_in(
         let mut alpha = 1.0;
         let mut accepted = false;
         let mut norm = f64::INFINITY;
+        let watch = std::mem::take(&mut after_stiff);
         for _ in 0..30 {
             norm = stepper.try_step(scratch, (local, params), out, &rows, (&dy, alpha))?;
             if norm.is_finite() && norm < norm0 * (1.0 - 1e-4 * alpha) || norm <= options.tolerance
@@ -529,6 +534,26 @@ fn solve_piece_in(
                 values = true;
                 derivatives = false;
                 break;
+            }
+            // After kept stiff chords, a full step that lands above where it started is
+            // taken with one chord from where it lands, if that chord ends below it.
+            if watch && alpha >= 1.0 && norm.is_finite() {
+                let (at, p) = (local.to_vec(), params.clone());
+                stepper.accept(local, params);
+                let landed: Vec<f64> = rows.iter().map(|&k| out.residuals()[k]).collect();
+                let mut dc = steps.solve(&landed);
+                drop_noise(&mut dc);
+                let chord = stepper.try_step(scratch, (local, params), out, &rows, (&dc, 1.0))?;
+                if chord.is_finite() && chord < norm0 * (1.0 - 1e-4) {
+                    stepper.accept(local, params);
+                    norm = chord;
+                    accepted = true;
+                    values = true;
+                    derivatives = false;
+                    break;
+                }
+                local.copy_from_slice(&at);
+                *params = p;
             }
             alpha *= 0.5;
         }
@@ -685,14 +710,22 @@ fn solve_piece_in(
                     };
                     // (Where the first fell short nothing moved: that counts towards
                     // `stiff::FIRST_FAILURES` alone.)
-                    if !held && taken > 0 && !stiff::kept(ended) {
+                    let kept = stiff::kept(ended);
+                    if !held && taken > 0 && !kept {
                         // Too little gained, or stalled at the equations' disagreement:
-                        // undone, and the Newton steps go on from where they were.
+                        // undone, and the Newton steps go on from where they were; a
+                        // disagreement ends stiff chords, too little gain counts as a
+                        // failure.
                         local.copy_from_slice(&at);
                         *params = p;
                         cluster.evaluate_residuals(scratch, local, params, out)?;
-                        stiff_failures = stiff::FIRST_FAILURES;
+                        stiff_failures = if stiff::at_disagreement(ended) {
+                            stiff::FIRST_FAILURES
+                        } else {
+                            stiff_failures + 1
+                        };
                     }
+                    after_stiff = !held && taken > 0 && kept;
                     // As after shifts: where stiff chords end the solve just inside the
                     // tolerance, one more Newton step follows.
                     shifted |= held;

@@ -26,8 +26,18 @@
 //! what the step left less than [`CHORDS_SHORT`] times; after [`FIRST_FAILURES`] full
 //! steps whose first stiff chord did not cut the residual [`STIFF_CUT`] times, they end
 //! for the rest of the solve. Stiff chords that end above the tolerance having gained
-//! little (see [`STIFF_TOTAL_CUT`]), or stalled flat at the equations' disagreement (see
-//! [`DISAGREEMENT`] and [`STILL_CUTTING`]), are undone, and end them too.
+//! little (see [`STIFF_TOTAL_CUT`]) are undone and count as such a failure: after the
+//! next full step they are tried once more, where the 30,000-part straight ladder's
+//! second try cut its residual 70,000 times, to the tolerance (see [`FIRST_FAILURES`]). Those that stalled
+//! flat at the equations' disagreement (see [`at_disagreement`]) are undone and end
+//! stiff chords for the solve: a disagreement stays.
+//!
+//! The full step after stiff chords kept short of the tolerance lands where its own
+//! curvature leaves it, much the same wherever the chords ended, and may land above
+//! where they ended: it then failed its descent test and went on at half steps. It is
+//! taken with one chord from where it lands instead, when that chord ends below where
+//! it started (`piece`). With both, the 30,000-part straight ladder's solve took 3
+//! Newton iterations and 14 trial steps, where it had taken 8 and 20.
 
 use tenon_system::{ClusterTape, TangentColumn};
 
@@ -64,6 +74,12 @@ pub(super) const STIFF_CUT: f64 = 2.0;
 /// 250-cell ladder with one cell 1 mm off stalled at 1.6 times, and its least-squares
 /// pose then spread the conflict over two cells; the consistent ladders stall at 17
 /// (10,000 parts) and 63 (1,000) times, when they stall.
+///
+/// This misjudges some consistent coiled ladders, whose stiff chords stall just below
+/// what the linear model left (0.79 times at 333 cells, 0.88 times at 10,000 cells on
+/// their second try). Keeping those was tried: fewer Newton iterations, but the next
+/// ones then crawl and are solved to the end (`linalg::krylov`), which made the solves
+/// of 200 to 2,000 cells up to 70% slower (see `docs/performance.md`).
 pub(super) const DISAGREEMENT: f64 = 4.0;
 
 /// A stall near what the linear model left is the equations' disagreement only where it
@@ -75,10 +91,13 @@ pub(super) const DISAGREEMENT: f64 = 4.0;
 /// iterations where keeping them takes 3.
 pub(super) const STILL_CUTTING: f64 = 1.5;
 
-/// Full steps whose first stiff chord fell short before stiff chords end for the solve.
-/// The 100,000-part straight ladder's first fell short (1.83 times) after its first full
-/// step, and those after its second cut the residual 15,000 times; where they never
-/// help, a piece pays one factorization more than with a single try.
+/// Full steps whose first stiff chord fell short, or whose stiff chords gained too little
+/// and were undone, before stiff chords end for the solve. The 100,000-part straight
+/// ladder's first fell short (1.83 times) after its first full step, and those after its
+/// second cut the residual 15,000 times; the 30,000-part straight ladder's first cut it
+/// 2.2 times, and those after its second 70,000 times (14 trial steps where ending them
+/// took 20); where they never help, a piece pays one factorization more than with a
+/// single try.
 pub(super) const FIRST_FAILURES: usize = 2;
 
 /// Stiff chords that end above the tolerance are kept only where together they cut the
@@ -102,11 +121,17 @@ pub(super) struct Ended {
     pub(super) last_cut: f64,
 }
 
+/// Whether stiff chords that ended above the tolerance stalled flat at the equations'
+/// disagreement: within [`DISAGREEMENT`] times what the linear model left, on a chord
+/// that cut less than [`STILL_CUTTING`] times.
+pub(super) fn at_disagreement(e: Ended) -> bool {
+    e.end <= DISAGREEMENT * e.linear_left && e.last_cut < STILL_CUTTING
+}
+
 /// Whether stiff chords that ended above the tolerance are kept (see
-/// [`STIFF_TOTAL_CUT`], [`DISAGREEMENT`] and [`STILL_CUTTING`]).
+/// [`STIFF_TOTAL_CUT`] and [`at_disagreement`]).
 pub(super) fn kept(e: Ended) -> bool {
-    let flat_at_disagreement = e.end <= DISAGREEMENT * e.linear_left && e.last_cut < STILL_CUTTING;
-    e.end * STIFF_TOTAL_CUT <= e.start && !flat_at_disagreement
+    e.end * STIFF_TOTAL_CUT <= e.start && !at_disagreement(e)
 }
 
 /// Stiff chords after one full step at most (they share one factorization).
@@ -192,6 +217,11 @@ mod tests {
         assert!(!kept(ended(0.6512, 4.212e-5, 2.353e-5, 1.2)));
         // Ended after their last round: no stall at all.
         assert!(kept(ended(0.6512, 4.212e-5, 2.353e-5, f64::INFINITY)));
+        // The straight 30,000-part ladder's first try: too little gained, but no
+        // disagreement (it is tried again after the next full step).
+        let first_try = ended(1.158, 0.5199, 1.04e-3, 1.24);
+        assert!(!kept(first_try) && !at_disagreement(first_try));
+        assert!(at_disagreement(ended(5.9, 0.0268, 0.0168, 1.22)));
     }
 
     #[test]
