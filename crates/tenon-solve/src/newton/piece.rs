@@ -666,6 +666,7 @@ fn solve_piece_in(
                     .and_then(|f| f.regularized(0.0, residual / first.max(1e-300)).ok());
                 if let Some(stiff_steps) = stiff_steps {
                     let before_stiff = (local.to_vec(), params.clone(), norm);
+                    let again = stiff_failures > 0;
                     // How many times the chord that ended them still cut the residual
                     // (none: they ended at the tolerance or after their last round).
                     let mut last_cut = f64::INFINITY;
@@ -707,6 +708,7 @@ fn solve_piece_in(
                         end: norm,
                         linear_left: linear_left.unwrap_or(0.0),
                         last_cut,
+                        again,
                     };
                     // (Where the first fell short nothing moved: that counts towards
                     // `stiff::FIRST_FAILURES` alone.)
