@@ -298,18 +298,24 @@ fn small_clusters_stages_hold_on_the_cluster_tape_and_on_their_own() {
 /// without the crawl's step; 3 with both.
 #[test]
 fn a_long_coiled_ladder_converges_in_a_few_newton_steps() {
-    let mut m = Mechanism::from_json(&generate::ladder(3333), None).unwrap();
+    converges_in_one_cluster_within("coiled 3,333 cells", &generate::ladder(3333), 4);
+}
+
+/// Solves `json` and checks that it converged, every residual within the length
+/// tolerance, in one cluster of at most `iterations` Newton iterations.
+fn converges_in_one_cluster_within(name: &str, json: &str, iterations: usize) {
+    let mut m = Mechanism::from_json(json, None).unwrap();
     let report = m.solve().unwrap();
-    assert!(report.converged, "residual {}", report.max_residual);
+    assert!(report.converged, "{name}: residual {}", report.max_residual);
     let length = report.tolerances.length;
     assert!(
         report.max_residual <= length,
-        "{} > {length}",
+        "{name}: {} > {length}",
         report.max_residual
     );
-    assert_eq!(report.clusters.len(), 1);
-    let iterations = report.clusters[0].iterations;
-    assert!(iterations <= 4, "{iterations} iterations");
+    assert_eq!(report.clusters.len(), 1, "{name}");
+    let taken = report.clusters[0].iterations;
+    assert!(taken <= iterations, "{name}: {taken} iterations");
 }
 
 /// Long ladders (10,000 cells, 30,000 parts, one cluster), straight and coiled, converge
@@ -328,17 +334,6 @@ fn long_ladders_try_stiff_chords_again() {
         ),
         ("coiled", generate::ladder(10_000)),
     ] {
-        let mut m = Mechanism::from_json(&json, None).unwrap();
-        let report = m.solve().unwrap();
-        assert!(report.converged, "{name}: residual {}", report.max_residual);
-        let length = report.tolerances.length;
-        assert!(
-            report.max_residual <= length,
-            "{name}: {} > {length}",
-            report.max_residual
-        );
-        assert_eq!(report.clusters.len(), 1, "{name}");
-        let iterations = report.clusters[0].iterations;
-        assert!(iterations <= 4, "{name}: {iterations} iterations");
+        converges_in_one_cluster_within(name, &json, 4);
     }
 }
