@@ -27,17 +27,19 @@
 //! steps whose first stiff chord did not cut the residual [`STIFF_CUT`] times, they end
 //! for the rest of the solve. Stiff chords that end above the tolerance having gained
 //! little (see [`STIFF_TOTAL_CUT`]) are undone and count as such a failure: after the
-//! next full step they are tried once more, where the 30,000-part straight ladder's
-//! second try cut its residual 70,000 times, to the tolerance (see [`FIRST_FAILURES`]). Those that stalled
-//! flat at the equations' disagreement (see [`at_disagreement`]) are undone and end
-//! stiff chords for the solve: a disagreement stays.
+//! next full step they are tried once more (see [`FIRST_FAILURES`]); the 30,000-part
+//! straight ladder's second try cut its residual 70,000 times, to the tolerance. Those
+//! that stalled flat at the equations' disagreement (see [`at_disagreement`], which
+//! judges a second try more leniently) are undone and end stiff chords for the solve: a
+//! disagreement stays.
 //!
 //! The full step after stiff chords kept short of the tolerance lands where its own
 //! curvature leaves it, much the same wherever the chords ended, and may land above
 //! where they ended: it then failed its descent test and went on at half steps. It is
 //! taken with one chord from where it lands instead, when that chord ends below where
-//! it started (`piece`). With both, the 30,000-part straight ladder's solve took 3
-//! Newton iterations and 14 trial steps, where it had taken 8 and 20.
+//! it started (`piece`). With the second tries, the 30,000-part straight ladder's solve
+//! took 3 Newton iterations and 14 trial steps, where it had taken 8 and 20; the
+//! 30,000- and 90,000-part coiled ladders' took 3 where they had taken 7 and 9.
 
 use tenon_system::{ClusterTape, TangentColumn};
 
